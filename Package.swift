@@ -1,0 +1,54 @@
+// swift-tools-version: 6.1
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "OpenCoreData",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        .library(name: "OpenCoreDataShim", targets: ["OpenCoreDataShim"]),
+        .executable(name: "coredata", targets: ["coredata"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
+        ),
+        .macro(
+            name: "OpenCoreDataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(
+            name: "OpenCoreData",
+            dependencies: ["CSQLite", "OpenCoreDataMacros"]
+        ),
+        .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData"]),
+        .executableTarget(
+            name: "coredata",
+            dependencies: [
+                "OpenCoreDataShim",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreDataShim", "OpenCoreData"]),
+        .testTarget(
+            name: "OpenCoreDataMacrosTests",
+            dependencies: [
+                "OpenCoreDataMacros",
+                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,7 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
+
+@main
+struct OpenCoreDataMacrosPlugin: CompilerPlugin {
+    let providingMacros: [Macro.Type] = [ManagedMacro.self, ManagedAccessorMacro.self]
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct CoreDataCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coredata",
+        abstract: "Work with Core Data models and stores on any platform.",
+        subcommands: []
+    )
+}
