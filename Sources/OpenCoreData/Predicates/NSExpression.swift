@@ -1,0 +1,237 @@
+// Foundation on Linux marks `NSExpression` unavailable. This class has Apple's name, initializers, accessors and
+// `ExpressionType` raw values, so that it shadows Foundation's for clients. Apple implements the expression kinds
+// as private subclasses; here one class holds an internal `Kind`, which the evaluator, the printer and (later) the
+// SQL generator switch over.
+
+/// An expression in a predicate: a constant, a key path, a variable, a function call, a set operation, a subquery,
+/// an aggregate, a block or a conditional.
+///
+/// ```swift
+/// let salary = NSExpression(forKeyPath: "salary")
+/// let raised = NSExpression(forFunction: "multiply:by:", arguments: [salary, NSExpression(forConstantValue: 1.1)])
+/// raised.expressionValue(with: ["salary": 1000], context: nil)  // 1100
+/// ```
+///
+/// Asking an expression for an accessor its type does not have (the `keyPath` of a constant) stops the program, as
+/// Apple raises an exception.
+open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
+    /// The kinds of expression, with Apple's raw values.
+    public enum ExpressionType: UInt, Sendable {
+        /// An expression that always returns the same value.
+        case constantValue = 0
+        /// An expression that always returns the parameter object itself (`SELF`).
+        case evaluatedObject = 1
+        /// An expression that always returns whatever value is associated with the key in the bindings dictionary.
+        case variable = 2
+        /// An expression that returns something that can be used as a key path.
+        case keyPath = 3
+        /// An expression that returns the result of evaluating a function.
+        case function = 4
+        /// An expression that creates a union of the results of two nested expressions.
+        case unionSet = 5
+        /// An expression that creates an intersection of the results of two nested expressions.
+        case intersectSet = 6
+        /// An expression that combines two nested expression results by set subtraction.
+        case minusSet = 7
+        /// An expression that filters a collection using a subpredicate.
+        case subquery = 13
+        /// An expression that defines an aggregate of `NSExpression` objects.
+        case aggregate = 14
+        /// An expression that represents any key for a Spotlight query.
+        case anyKey = 15
+        /// An expression that uses a block.
+        case block = 19
+        /// An expression that chooses between two expressions from the result of a predicate.
+        case conditional = 20
+    }
+
+    /// The symbolic indexes of `array[FIRST]`, `array[LAST]` and `array[SIZE]`.
+    enum SymbolicIndex: String, Sendable {
+        case first = "FIRST"
+        case last = "LAST"
+        case size = "SIZE"
+    }
+
+    /// What an expression is. Children are `NSExpression`s so that the public accessors return them unchanged.
+    enum Kind {
+        case constant(Any?)
+        case evaluatedObject
+        case variable(String)
+        /// A key path on the evaluated object (`operand == nil`) or on another expression (`$x.name`,
+        /// `SUBQUERY(…).@count`). `components` is the key path split once for evaluation.
+        case keyPath(String, components: [String], operand: NSExpression?)
+        /// A built-in function (`target == nil`: `sum:`, `add:to:`…) or `FUNCTION(target, 'selector', …)`.
+        case function(String, target: NSExpression?, arguments: [NSExpression])
+        case unionSet(NSExpression, NSExpression)
+        case intersectSet(NSExpression, NSExpression)
+        case minusSet(NSExpression, NSExpression)
+        case subquery(NSExpression, variable: String, predicate: NSPredicate)
+        case aggregate([NSExpression])
+        case anyKey
+        case block((Any?, [NSExpression], NSMutableDictionary?) -> Any, arguments: [NSExpression]?)
+        case conditional(NSPredicate, NSExpression, NSExpression)
+        /// `$name := expression`: evaluates the expression and binds the result in the evaluation context.
+        case assignment(String, NSExpression)
+        /// `FIRST`, `LAST` or `SIZE` inside an index expression.
+        case symbolicIndex(SymbolicIndex)
+    }
+
+    let kind: Kind
+
+    init(kind: Kind) {
+        self.kind = kind
+        super.init()
+    }
+
+    /// Creates an expression of the given type; only the types without operands (`.evaluatedObject`, `.anyKey`)
+    /// can be made this way.
+    public init(expressionType type: ExpressionType) {
+        switch type {
+        case .evaluatedObject: kind = .evaluatedObject
+        case .anyKey: kind = .anyKey
+        default:
+            preconditionFailure("NSExpression(expressionType: .\(type)) needs operands: use the matching initializer")
+        }
+        super.init()
+    }
+
+    /// Creates an expression that always returns `obj`.
+    public convenience init(forConstantValue obj: Any?) {
+        self.init(kind: .constant(PredicateValueComparison.unwrap(obj)))
+    }
+
+    /// Returns an expression that evaluates to the object the predicate is evaluated against (`SELF`).
+    open class func expressionForEvaluatedObject() -> NSExpression {
+        NSExpression(kind: .evaluatedObject)
+    }
+
+    /// Creates an expression that returns the value bound to `string` in the substitution variables (`$string`).
+    public convenience init(forVariable string: String) {
+        self.init(kind: .variable(string))
+    }
+
+    /// Creates an expression that reads `keyPath` from the evaluated object.
+    public convenience init(forKeyPath keyPath: String) {
+        self.init(kind: .keyPath(keyPath, components: KeyValueCodingPath.split(keyPath), operand: nil))
+    }
+
+    /// Creates an expression that invokes one of the predefined functions (`"sum:"`, `"add:to:"`, `"now"`…) with
+    /// the given `NSExpression` arguments.
+    public convenience init(forFunction name: String, arguments parameters: [Any]) {
+        self.init(kind: .function(name, target: nil, arguments: NSExpression.expressions(parameters)))
+    }
+
+    /// Creates an expression that invokes the method `name` on the result of `target` with `parameters`
+    /// (`FUNCTION(target, 'name', …)`). Types answer such calls by adopting ``PredicateFunctionTarget``.
+    public convenience init(forFunction target: NSExpression, selectorName name: String, arguments parameters: [Any]?) {
+        self.init(kind: .function(name, target: target, arguments: NSExpression.expressions(parameters ?? [])))
+    }
+
+    /// Creates an aggregate expression (`{1, 2, 3}`) from other expressions.
+    public convenience init(forAggregate subexpressions: [NSExpression]) {
+        self.init(kind: .aggregate(subexpressions))
+    }
+
+    /// Creates an expression for the union of two collection expressions (`left UNION right`).
+    public convenience init(forUnionSet left: NSExpression, with right: NSExpression) {
+        self.init(kind: .unionSet(left, right))
+    }
+
+    /// Creates an expression for the intersection of two collection expressions (`left INTERSECT right`).
+    public convenience init(forIntersectSet left: NSExpression, with right: NSExpression) {
+        self.init(kind: .intersectSet(left, right))
+    }
+
+    /// Creates an expression for the elements of `left` not in `right` (`left MINUS right`).
+    public convenience init(forMinusSet left: NSExpression, with right: NSExpression) {
+        self.init(kind: .minusSet(left, right))
+    }
+
+    /// Creates a subquery: the elements of `expression` for which `predicate` holds, each bound in turn to the
+    /// variable `variable` (`SUBQUERY(employees, $e, $e.salary > 1000)`).
+    public convenience init(
+        forSubquery expression: NSExpression, usingIteratorVariable variable: String,
+        predicate: NSPredicate
+    ) {
+        self.init(kind: .subquery(expression, variable: variable, predicate: predicate))
+    }
+
+    /// Returns an expression that matches any key (for Spotlight queries; it cannot be evaluated).
+    open class func expressionForAnyKey() -> NSExpression {
+        NSExpression(kind: .anyKey)
+    }
+
+    /// Creates an expression that calls `block` with the evaluated object, the argument expressions and the
+    /// context.
+    public convenience init(
+        block: @escaping (Any?, [NSExpression], NSMutableDictionary?) -> Any,
+        arguments: [NSExpression]?
+    ) {
+        self.init(kind: .block(block, arguments: arguments))
+    }
+
+    /// Creates an expression that evaluates `trueExpression` when `predicate` holds for the evaluated object and
+    /// `falseExpression` otherwise (`TERNARY(predicate, true, false)`).
+    public convenience init(
+        forConditional predicate: NSPredicate, trueExpression: NSExpression,
+        falseExpression: NSExpression
+    ) {
+        self.init(kind: .conditional(predicate, trueExpression, falseExpression))
+    }
+
+    /// Wraps arguments given as values rather than expressions, as Apple's initializers accept.
+    static func expressions(_ values: [Any]) -> [NSExpression] {
+        values.map { $0 as? NSExpression ?? NSExpression(forConstantValue: $0) }
+    }
+
+    // MARK: NSObject
+
+    /// Whether `object` is an expression of the same structure with equal constants.
+    open override func isEqual(_ object: Any?) -> Bool {
+        isStructurallyEqual(object)
+    }
+
+    /// A hash consistent with `isEqual(_:)`.
+    open override var hash: Int {
+        structuralHash
+    }
+
+    /// The expression's format string, as `expressionFormat`.
+    open override var description: String {
+        expressionFormat
+    }
+
+    // MARK: NSCopying
+
+    /// Returns the receiver: expressions are immutable.
+    open func copy(with zone: NSZone? = nil) -> Any {
+        self
+    }
+
+    // MARK: Codable
+
+    /// Encodes the expression as its `expressionFormat`, from which decoding parses it back.
+    ///
+    /// Block expressions, and constants whose format cannot be parsed back, cannot be encoded.
+    open func encode(to encoder: any Encoder) throws {
+        if case .block = kind {
+            throw EncodingError.invalidValue(
+                self, .init(codingPath: encoder.codingPath, debugDescription: "Block expressions cannot be encoded"))
+        }
+        var container = encoder.singleValueContainer()
+        try container.encode(expressionFormat)
+    }
+
+    /// Decodes an expression from its format string.
+    public required init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let format = try container.decode(String.self)
+        do {
+            kind = try PredicateParser.parseExpression(format, arguments: []).kind
+        } catch {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "Invalid expression format: \(error.localizedDescription)")
+        }
+        super.init()
+    }
+}

@@ -1,0 +1,138 @@
+// The string operators' building blocks: the folding behind `[c]`, `[d]` and `[cd]`, LIKE's `*`/`?` wildcards and
+// MATCHES' full-string regular expressions. The SQLite store registers functions built on exactly these, so that a
+// predicate finds the same rows in memory and in SQL.
+
+import Foundation
+
+/// Case and diacritic folding for the `[c]`, `[d]` and `[cd]` string options.
+package enum PredicateStringFolding {
+    /// Folds `string` as the options ask: Unicode case folding for `.caseInsensitive` (so `"Straße"` matches
+    /// `"STRASSE"`), removal of diacritical marks for `.diacriticInsensitive` (so `"Citroën"` matches `"citroen"`).
+    /// The result is in canonical composed form, so that differently composed strings compare equal.
+    package static func fold(_ string: String, options: NSComparisonPredicate.Options) -> String {
+        let caseInsensitive = options.contains(.caseInsensitive)
+        let diacriticInsensitive = options.contains(.diacriticInsensitive)
+        guard caseInsensitive || diacriticInsensitive else { return string }
+        if string.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard caseInsensitive else { return string }
+            return String(decoding: string.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        var folding: String.CompareOptions = []
+        if caseInsensitive { folding.insert(.caseInsensitive) }
+        if diacriticInsensitive { folding.insert(.diacriticInsensitive) }
+        return string.folding(options: folding, locale: nil).precomposedStringWithCanonicalMapping
+    }
+}
+
+/// LIKE: `*` matches any run of characters, `?` exactly one, `\` makes the next character literal; the pattern must
+/// match the whole string.
+package enum PredicateLikeMatcher {
+    /// Whether `string` matches the LIKE `pattern`, folding both as `options` ask.
+    package static func matches(_ string: String, pattern: String, options: NSComparisonPredicate.Options) -> Bool {
+        let text = Array(PredicateStringFolding.fold(string, options: options))
+        let tokens = compile(PredicateStringFolding.fold(pattern, options: options))
+        return matches(text, tokens)
+    }
+
+    enum Token: Equatable {
+        case character(Character)
+        case any
+        case star
+    }
+
+    static func compile(_ pattern: String) -> [Token] {
+        var tokens: [Token] = []
+        var escaped = false
+        for character in pattern {
+            if escaped {
+                tokens.append(.character(character))
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "*" {
+                if tokens.last != .star { tokens.append(.star) }
+            } else if character == "?" {
+                tokens.append(.any)
+            } else {
+                tokens.append(.character(character))
+            }
+        }
+        if escaped { tokens.append(.character("\\")) }
+        return tokens
+    }
+
+    /// Greedy matching that backtracks only to the most recent star: O(text × pattern) at worst, never exponential.
+    static func matches(_ text: [Character], _ tokens: [Token]) -> Bool {
+        var t = 0
+        var p = 0
+        var starToken = -1
+        var starText = 0
+        while t < text.count {
+            if p < tokens.count {
+                switch tokens[p] {
+                case .star:
+                    starToken = p
+                    starText = t
+                    p += 1
+                    continue
+                case .any:
+                    t += 1
+                    p += 1
+                    continue
+                case .character(let c) where c == text[t]:
+                    t += 1
+                    p += 1
+                    continue
+                default:
+                    break
+                }
+            }
+            guard starToken >= 0 else { return false }
+            p = starToken + 1
+            starText += 1
+            t = starText
+        }
+        while p < tokens.count, tokens[p] == .star { p += 1 }
+        return p == tokens.count
+    }
+}
+
+/// MATCHES: the right-hand side is an ICU regular expression that must match the entire left-hand string.
+package enum PredicateRegularExpression {
+    private static let cache = RegularExpressionCache()
+
+    /// Whether `string` matches `pattern` entirely. An invalid pattern matches nothing.
+    package static func matches(_ string: String, pattern: String, options: NSComparisonPredicate.Options) -> Bool {
+        var text = string
+        var source = pattern
+        if options.contains(.diacriticInsensitive) {
+            text = PredicateStringFolding.fold(text, options: .diacriticInsensitive)
+            source = PredicateStringFolding.fold(source, options: .diacriticInsensitive)
+        }
+        guard let expression = cache.expression(source, caseInsensitive: options.contains(.caseInsensitive)) else {
+            return false
+        }
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        guard let match = expression.firstMatch(in: text, options: [.anchored], range: range) else { return false }
+        return match.range == range
+    }
+
+    /// Compiled expressions by pattern: predicates evaluate the same pattern against many objects.
+    private final class RegularExpressionCache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var expressions: [String: NSRegularExpression?] = [:]
+
+        func expression(_ pattern: String, caseInsensitive: Bool) -> NSRegularExpression? {
+            let key = (caseInsensitive ? "i:" : "s:") + pattern
+            lock.lock()
+            defer { lock.unlock() }
+            if let cached = expressions[key] { return cached }
+            let compiled = try? NSRegularExpression(
+                pattern: "(?:" + pattern + ")\\z",
+                options: caseInsensitive ? [.caseInsensitive] : [])
+            if expressions.count > 256 { expressions.removeAll() }
+            expressions[key] = compiled
+            return compiled
+        }
+    }
+}
