@@ -44,10 +44,10 @@ extension NSExpression {
         return name
     }
 
-    /// The variable name of a variable expression.
+    /// The variable name of a variable expression, or the iterator variable of a subquery.
     public var variable: String {
         switch kind {
-        case .variable(let name), .assignment(let name, _): return name
+        case .variable(let name), .assignment(let name, _), .subquery(_, let name, _): return name
         default: wrongType("variable")
         }
     }

@@ -440,6 +440,7 @@ struct PredicateParser {
             try expectSymbol(",")
             let type = try parseArgument()
             try expectSymbol(")")
+            if let constant = Self.foldedCast(value, type) { return constant }
             return NSExpression(forFunction: "castObject:toType:", arguments: [value, type])
         case "TERNARY":
             try expectSymbol("(")
@@ -460,6 +461,28 @@ struct PredicateParser {
             throw PredicateParseFailure(position: token.position, expected: "an expression", found: name)
         }
         return NSExpression(forKeyPath: name)
+    }
+
+    /// The printer writes date, UUID, data, URL and non-finite number constants as `CAST(constant, "type")`; such a
+    /// cast of a constant parses back as the constant, so that printing and parsing again gives an equal predicate.
+    private static func foldedCast(_ value: NSExpression, _ type: NSExpression) -> NSExpression? {
+        guard case .constant(let raw?) = value.kind, case .constant(let typeName?) = type.kind,
+            let typeName = PredicateValueComparison.string(typeName)
+        else { return nil }
+        switch typeName {
+        case "NSDate":
+            guard PredicateNumber(raw) != nil else { return nil }
+        case "NSUUID", "NSData", "NSURL":
+            guard PredicateValueComparison.string(raw) != nil else { return nil }
+        case "NSNumber":
+            guard let text = PredicateValueComparison.string(raw), ["inf", "-inf", "nan"].contains(text) else {
+                return nil
+            }
+            return NSExpression(forConstantValue: NSNumber(value: Double(text)!))
+        default:
+            return nil
+        }
+        return PredicateBuiltinFunctions.cast(raw, to: typeName).map { NSExpression(forConstantValue: $0) }
     }
 
     private mutating func parseArgument() throws(PredicateParseFailure) -> NSExpression {
@@ -491,6 +514,11 @@ struct PredicateParser {
         var function = name
         if !name.contains(":") {
             function = arguments.isEmpty ? name : name + ":"
+        }
+        if PredicateBuiltinFunctions.arity[function] == nil,
+            let known = PredicateBuiltinFunctions.arity.keys.first(where: { $0.lowercased() == function.lowercased() })
+        {
+            function = known
         }
         guard let arity = PredicateBuiltinFunctions.arity[function], arity == arguments.count else {
             throw PredicateParseFailure(
