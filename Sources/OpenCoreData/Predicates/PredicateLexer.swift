@@ -199,7 +199,11 @@ struct PredicateLexer {
                         found: hex)
                 }
                 value.unicodeScalars.append(scalar)
-            default: value.append(escaped)
+            case "\\", "\"", "'": value.append(escaped)
+            default:
+                // Unknown escapes keep their backslash, so that LIKE patterns can escape wildcards (`'a\*'`).
+                value.append("\\")
+                value.append(escaped)
             }
         }
         throw PredicateParseFailure(
