@@ -124,7 +124,7 @@ import Testing
 
     @Test func blockExpression() {
         let expression = NSExpression(
-            block: { object, arguments, _ in
+            forBlock: { object, arguments, _ in
                 let base = object as? Int ?? 0
                 let increment = arguments.first?.expressionValue(with: nil, context: nil) as? Int ?? 0
                 return base + increment

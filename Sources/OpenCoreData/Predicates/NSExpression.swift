@@ -164,7 +164,7 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
     /// Creates an expression that calls `block` with the evaluated object, the argument expressions and the
     /// context.
     public convenience init(
-        block: @escaping (Any?, [NSExpression], NSMutableDictionary?) -> Any,
+        forBlock block: @escaping (Any?, [NSExpression], NSMutableDictionary?) -> Any,
         arguments: [NSExpression]?
     ) {
         self.init(kind: .block(block, arguments: arguments))
