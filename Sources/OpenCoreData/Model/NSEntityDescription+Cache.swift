@@ -1,0 +1,97 @@
+import Synchronization
+
+/// Everything derived from an entity's definition that reading and writing objects needs fast: the properties in
+/// slot order (inherited first, so a subentity's slots extend its superentity's), lookups by name, and what kind of
+/// value each slot holds.
+final class EntityCache: @unchecked Sendable {
+    enum SlotKind: Equatable {
+        case attribute(NSAttributeType)
+        case toOne
+        case toMany(ordered: Bool)
+        case fetched
+        case derived(NSAttributeType)
+    }
+
+    struct Slot {
+        let property: NSPropertyDescription
+        let name: String
+        let kind: SlotKind
+        /// Saved to the store: not transient, not fetched, not derived (derived values are computed by the store).
+        let isPersistent: Bool
+    }
+
+    private static let nextID = Atomic<Int>(1)
+
+    /// Unique for this cache instance: an edit to the entity makes a new cache and so a new id.
+    let id: Int
+    let allProperties: [NSPropertyDescription]
+    let propertiesByName: [String: NSPropertyDescription]
+    let attributesByName: [String: NSAttributeDescription]
+    let relationshipsByName: [String: NSRelationshipDescription]
+    let slots: [Slot]
+    let slotByName: [String: Int]
+    /// Slots of attributes with a default value, and the slots of to-many relationships, which a new object
+    /// starts with as empty collections.
+    let persistentSlots: [Int]
+    let relationshipSlots: [Int]
+
+    init(entity: NSEntityDescription) {
+        id = EntityCache.nextID.add(1, ordering: .relaxed).oldValue
+        var chain: [NSEntityDescription] = []
+        var current: NSEntityDescription? = entity
+        var visited = Set<ObjectIdentifier>()
+        while let candidate = current {
+            guard visited.insert(ObjectIdentifier(candidate)).inserted else {
+                preconditionFailure("The entity '\(entity._name ?? "")' inherits from itself")
+            }
+            chain.append(candidate)
+            current = candidate._superentity
+        }
+        var properties: [NSPropertyDescription] = []
+        var byName: [String: NSPropertyDescription] = [:]
+        for ancestor in chain.reversed() {
+            for property in ancestor._ownProperties {
+                if let index = properties.firstIndex(where: { $0._name == property._name }) {
+                    // A subentity may redeclare an inherited property; its own definition wins, in the same slot.
+                    properties[index] = property
+                } else {
+                    properties.append(property)
+                }
+                byName[property._name] = property
+            }
+        }
+        allProperties = properties
+        propertiesByName = byName
+        attributesByName = byName.compactMapValues { $0 as? NSAttributeDescription }
+        relationshipsByName = byName.compactMapValues { $0 as? NSRelationshipDescription }
+        var slots: [Slot] = []
+        var slotByName: [String: Int] = [:]
+        for (index, property) in properties.enumerated() {
+            let kind: SlotKind
+            var persistent = !property._isTransient
+            switch property {
+            case let derived as NSDerivedAttributeDescription:
+                kind = .derived(derived._attributeType)
+                persistent = false
+            case let attribute as NSAttributeDescription:
+                kind = .attribute(attribute._attributeType)
+            case let relationship as NSRelationshipDescription:
+                kind = relationship.isToMany ? .toMany(ordered: relationship._isOrdered) : .toOne
+            default:
+                kind = .fetched
+                persistent = false
+            }
+            slots.append(Slot(property: property, name: property._name, kind: kind, isPersistent: persistent))
+            slotByName[property._name] = index
+        }
+        self.slots = slots
+        self.slotByName = slotByName
+        persistentSlots = slots.indices.filter { slots[$0].isPersistent }
+        relationshipSlots = slots.indices.filter {
+            switch slots[$0].kind {
+            case .toOne, .toMany: return true
+            default: return false
+            }
+        }
+    }
+}
