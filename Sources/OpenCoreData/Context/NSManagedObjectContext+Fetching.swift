@@ -1,0 +1,262 @@
+/// Fetching: the store answers from what is saved; the context folds in what is not.
+extension NSManagedObjectContext {
+    /// The objects (or IDs, counts, dictionaries — per `resultType`) that match `request`.
+    ///
+    /// With `includesPendingChanges` (the default), unsaved changes count: inserted objects that match are
+    /// included, deleted ones are not, and changed ones are judged by their current values.
+    public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        _assertOnQueue()
+        if let objectClass = T.self as? NSManagedObject.Type { ManagedObjectClassRegistry.register(objectClass) }
+        let results = try _execute(request._untyped)
+        return results.map { result in
+            guard let typed = result as? T else {
+                preconditionFailure(
+                    """
+                    The fetch of '\(request.entityName ?? "")' returned a \(type(of: result)), not a \(T.self): set the \
+                    entity's managedObjectClassName (representedClassName in Xcode's editor) to the class
+                    """)
+            }
+            return typed
+        }
+    }
+
+    /// The number of objects `request` would return.
+    public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        _assertOnQueue()
+        let untyped = request._untyped.copy() as! NSFetchRequest<NSFetchRequestResult>
+        untyped.resultType = .countResultType
+        let results = try _execute(untyped)
+        return (results.first as? NSNumber)?.intValue ?? 0
+    }
+
+    /// Resolves the request's entity against the context's model.
+    func _resolveEntity(_ request: NSFetchRequest<NSFetchRequestResult>) -> NSEntityDescription {
+        if let entity = request._entity {
+            if let name = entity._name, let own = _model.entitiesByName[name], own !== entity, entity._model !== _model {
+                return own
+            }
+            return entity
+        }
+        guard let name = request._entityName else {
+            preconditionFailure("executeFetchRequest: A fetch request must have an entity.")
+        }
+        guard let entity = _model.entitiesByName[name] else {
+            preconditionFailure(
+                "executeFetchRequest: could not locate an entity named '\(name)' in the context's model")
+        }
+        return entity
+    }
+
+    /// Whether unsaved changes in this context concern objects of `entity`.
+    func _hasPendingChanges(for entity: NSEntityDescription, includingSubentities: Bool) -> Bool {
+        func concerns(_ object: NSManagedObject) -> Bool {
+            includingSubentities ? object._entity.isKindOf(entity: entity) : object._entity === entity
+        }
+        return _inserted.values.contains(where: concerns) || _updated.values.contains(where: concerns)
+            || _deleted.values.contains(where: concerns)
+    }
+
+    func _execute(_ original: NSFetchRequest<NSFetchRequestResult>) throws -> [NSFetchRequestResult] {
+        guard let parent = _parentStore else {
+            throw coreDataError(
+                NSPersistentStoreOperationError,
+                "The context \(_debugName) has neither a persistent store coordinator nor a parent context")
+        }
+        let entity = _resolveEntity(original)
+        let request = original.copy() as! NSFetchRequest<NSFetchRequestResult>
+        request.entity = entity
+        if original.includesPendingChanges, _hasEventChanges || !_pendingDeletes.isEmpty {
+            processPendingChanges()
+        }
+        let pending = request.includesPendingChanges
+            && _hasPendingChanges(for: entity, includingSubentities: request.includesSubentities)
+
+        // The store fetches objects; the context folds in its changes and applies limits afterwards if it must.
+        let storeRequest = request.copy() as! NSFetchRequest<NSFetchRequestResult>
+        let wantsCount = request.resultType == .countResultType
+        if pending {
+            storeRequest.fetchLimit = 0
+            storeRequest.fetchOffset = 0
+        }
+        if pending || (request.resultType != .countResultType && request.resultType != .managedObjectIDResultType) {
+            storeRequest.resultType = .managedObjectResultType
+        }
+        if request.resultType == .dictionaryResultType { storeRequest.resultType = .managedObjectResultType }
+
+        var objects: [NSManagedObject]
+        var mustFilter = false
+        switch try parent._fetchRows(storeRequest, for: self) {
+        case .count(let count):
+            if wantsCount && !pending { return [NSNumber(value: count)] }
+            let rowsRequest = storeRequest.copy() as! NSFetchRequest<NSFetchRequestResult>
+            rowsRequest.resultType = .managedObjectResultType
+            switch try parent._fetchRows(rowsRequest, for: self) {
+            case .rows(let rows): objects = _register(rows, for: request)
+            case .candidates(let rows):
+                objects = _register(rows, for: request)
+                mustFilter = true
+            case .count: objects = []
+            }
+        case .rows(let rows):
+            objects = _register(rows, for: request)
+        case .candidates(let rows):
+            objects = _register(rows, for: request)
+            mustFilter = true
+        }
+
+        if mustFilter, let predicate = request.predicate {
+            objects = objects.filter { predicate.evaluate(with: $0) }
+        }
+        if pending {
+            objects = _foldPendingChanges(into: objects, request: request, entity: entity)
+        }
+        if mustFilter || pending, let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+            objects = objects.sorted(using: descriptors)
+        }
+        if mustFilter || pending {
+            if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
+            if request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
+        }
+        if let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
+            _prefetch(keyPaths, of: objects)
+        }
+
+        switch request.resultType {
+        case .countResultType:
+            return [NSNumber(value: objects.count)]
+        case .managedObjectIDResultType:
+            return objects.map(\.objectID)
+        case .dictionaryResultType:
+            return _dictionaries(of: objects, request: request)
+        default:
+            return objects
+        }
+    }
+
+    /// Registers fetched rows as objects: the registered object for a row where there is one, else a new one.
+    func _register(_ rows: [StoreRow], for request: NSFetchRequest<NSFetchRequestResult>) -> [NSManagedObject] {
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        let loadsValues = request.includesPropertyValues
+        let asFaults = request.returnsObjectsAsFaults
+        for row in rows {
+            if let registered = _registry[row.objectID]?.takeUnretainedValue() {
+                if registered._values.isEmpty, loadsValues, !row.values.isEmpty {
+                    registered._values = row.values
+                    registered._committed = row.values
+                    registered._version = row.version
+                    if !asFaults {
+                        registered._flags.remove(.fault)
+                        registered.awakeFromFetch()
+                    }
+                } else if request.shouldRefreshRefetchedObjects, !registered.hasChanges, !row.values.isEmpty {
+                    registered._values = row.values
+                    registered._committed = row.values
+                    registered._version = row.version
+                    registered.awakeFromSnapshotEvents(.refresh)
+                }
+                objects.append(registered)
+                continue
+            }
+            let object = _materialize(row.objectID, row: loadsValues && !row.values.isEmpty ? row : nil)
+            if object._values.isEmpty {
+                object._flags.insert(.fault)
+            } else if asFaults {
+                // The values are at hand; the object still reports itself a fault until touched, as Apple's do.
+                object._flags.insert(.fault)
+            } else {
+                object.awakeFromFetch()
+            }
+            objects.append(object)
+        }
+        return objects
+    }
+
+    /// Adds matching inserted and changed objects, removes deleted ones and those that no longer match.
+    func _foldPendingChanges(
+        into objects: [NSManagedObject], request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription
+    ) -> [NSManagedObject] {
+        func concerns(_ object: NSManagedObject) -> Bool {
+            request.includesSubentities ? object._entity.isKindOf(entity: entity) : object._entity === entity
+        }
+        func matches(_ object: NSManagedObject) -> Bool {
+            request.predicate?.evaluate(with: object) ?? true
+        }
+        var seen = Set<ObjectIdentifier>()
+        var result: [NSManagedObject] = []
+        result.reserveCapacity(objects.count)
+        for object in objects where !object._flags.contains(.deleted) {
+            if object.hasChanges, !matches(object) { continue }
+            if seen.insert(ObjectIdentifier(object)).inserted { result.append(object) }
+        }
+        for object in _updated.values where concerns(object) && !seen.contains(ObjectIdentifier(object)) {
+            if !object._flags.contains(.deleted), matches(object) {
+                seen.insert(ObjectIdentifier(object))
+                result.append(object)
+            }
+        }
+        let inserted = _inserted.values.filter { concerns($0) && !seen.contains(ObjectIdentifier($0)) && matches($0) }
+        result.append(contentsOf: inserted.sorted { $0._objectID.hash < $1._objectID.hash })
+        return result
+    }
+
+    /// Loads the destinations of relationship key paths for all `objects` at once.
+    func _prefetch(_ keyPaths: [String], of objects: [NSManagedObject]) {
+        for keyPath in keyPaths {
+            var level = objects
+            for component in keyPath.split(separator: ".") {
+                var next: [NSManagedObject] = []
+                for object in level {
+                    guard let slot = object._layout.slotByName[String(component)] else { continue }
+                    switch object._resolvedValue(at: slot) {
+                    case .object(let destination): next.append(destination)
+                    case .toMany(let contents): next.append(contentsOf: contents.objects)
+                    default: break
+                    }
+                }
+                for destination in next where destination.isFault {
+                    destination._fireFault()
+                }
+                level = next
+            }
+        }
+    }
+
+    /// Dictionary results: the requested properties of each object.
+    func _dictionaries(of objects: [NSManagedObject], request: NSFetchRequest<NSFetchRequestResult>) -> [NSFetchRequestResult] {
+        let names: [String]
+        if let properties = request.propertiesToFetch {
+            names = properties.compactMap { property in
+                if let name = property as? String { return name }
+                if let description = property as? NSPropertyDescription { return description._name }
+                return nil
+            }
+        } else {
+            names = request.entity.map { entity in
+                entity._caches.slots.filter { slot in
+                    if case .attribute = slot.kind { return slot.isPersistent }
+                    return false
+                }.map(\.name)
+            } ?? []
+        }
+        var rows: [NSDictionary] = []
+        var seen = Set<NSDictionary>()
+        for object in objects {
+            let dictionary = NSMutableDictionary()
+            for name in names {
+                guard let slot = object._layout.slotByName[name] else { continue }
+                switch object._resolvedValue(at: slot) {
+                case .object(let destination): dictionary[name] = destination.objectID
+                case .toMany, .toManyFault, .null: break
+                case let value: dictionary[name] = value.publicValue
+                }
+            }
+            let row = dictionary.copy() as! NSDictionary
+            if request.returnsDistinctResults {
+                guard seen.insert(row).inserted else { continue }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+}

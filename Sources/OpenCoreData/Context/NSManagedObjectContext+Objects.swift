@@ -1,0 +1,348 @@
+/// Registering, inserting, deleting and finding objects.
+extension NSManagedObjectContext {
+    /// Every object registered in the context.
+    public var registeredObjects: Set<NSManagedObject> {
+        _assertOnQueue()
+        return Set(_registry.values.map { $0.takeUnretainedValue() })
+    }
+
+    /// The objects inserted and not yet saved.
+    public var insertedObjects: Set<NSManagedObject> {
+        _assertOnQueue()
+        return Set(_inserted.values)
+    }
+
+    /// The objects changed and not yet saved (inserted and deleted objects excluded).
+    public var updatedObjects: Set<NSManagedObject> {
+        _assertOnQueue()
+        return Set(_updated.values)
+    }
+
+    /// The objects deleted and not yet saved.
+    public var deletedObjects: Set<NSManagedObject> {
+        _assertOnQueue()
+        return Set(_deleted.values)
+    }
+
+    /// Whether the context has unsaved changes.
+    public var hasChanges: Bool {
+        _assertOnQueue()
+        return !_inserted.isEmpty || !_deleted.isEmpty || !_pendingDeletes.isEmpty
+            || _updated.values.contains { $0.hasChanges }
+    }
+
+    // MARK: Registry
+
+    func _register(_ object: NSManagedObject) {
+        _registry[object._objectID] = Unmanaged.passUnretained(object)
+        if _retainsRegisteredObjects { _retained[ObjectIdentifier(object)] = object }
+    }
+
+    /// The registered objects, held strongly: what loops that change objects (and so may release others, which
+    /// then unregister themselves) must iterate instead of the registry itself.
+    func _registeredObjectsSnapshot() -> [NSManagedObject] {
+        _registry.values.map { $0.takeUnretainedValue() }
+    }
+
+    func _unregister(_ object: NSManagedObject) {
+        if _registry[object._objectID]?.takeUnretainedValue() === object {
+            _registry[object._objectID] = nil
+        }
+        _retained[ObjectIdentifier(object)] = nil
+    }
+
+    /// Called from an object's `deinit`: it is no longer registered.
+    func _objectWillGoAway(_ object: NSManagedObject) {
+        if let registered = _registry[object._objectID], registered.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
+            _registry[object._objectID] = nil
+        }
+    }
+
+    /// Gives a registered object a new ID (a temporary one becoming permanent).
+    func _changeID(of object: NSManagedObject, to newID: NSManagedObjectID) {
+        if _registry[object._objectID]?.takeUnretainedValue() === object {
+            _registry[object._objectID] = nil
+        }
+        object._objectID = newID
+        _registry[newID] = Unmanaged.passUnretained(object)
+    }
+
+    /// The object registered under `objectID`.
+    public func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
+        _assertOnQueue()
+        return _registry[objectID]?.takeUnretainedValue()
+    }
+
+    /// The object for `objectID`: the registered one, or a new fault (which loads its values when first touched).
+    /// An ID of an object that does not exist gives a fault that cannot be fulfilled; use
+    /// `existingObject(with:)` to check.
+    public func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        _assertOnQueue()
+        if let registered = _registry[objectID] { return registered.takeUnretainedValue() }
+        return _materialize(objectID, row: nil)
+    }
+
+    /// The object for `objectID`, loading its values; throws if the object does not exist.
+    public func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        _assertOnQueue()
+        if let registered = _registry[objectID]?.takeUnretainedValue() {
+            if registered.isFault { _fulfillFault(of: registered) }
+            guard !registered._flags.contains(.inaccessible) else { throw _missingObjectError(objectID) }
+            return registered
+        }
+        guard !objectID.isTemporaryID, let row = try _parentStore?._row(for: objectID, for: self) else {
+            throw _missingObjectError(objectID)
+        }
+        let object = _materialize(objectID, row: row)
+        object.awakeFromFetch()
+        return object
+    }
+
+    func _missingObjectError(_ objectID: NSManagedObjectID) -> NSError {
+        coreDataError(
+            NSManagedObjectReferentialIntegrityError,
+            "The object \(objectID.uriRepresentation().absoluteString) does not exist in the store",
+            userInfo: [NSAffectedObjectsErrorKey: [objectID]])
+    }
+
+    /// A new registered object for a stored object: a fault, or filled with `row`.
+    func _materialize(_ objectID: NSManagedObjectID, row: StoreRow?) -> NSManagedObject {
+        let objectClass = ManagedObjectClassRegistry.objectClass(for: objectID._entity)
+        let object = NSManagedObject._makeExisting(objectClass, objectID: objectID, context: self, row: row)
+        _register(object)
+        return object
+    }
+
+    /// Loads the values of a fault, from the parent store; an object the store no longer has becomes an
+    /// inaccessible, deleted-looking object (Apple's `shouldDeleteInaccessibleFaults`).
+    func _fulfillFault(of object: NSManagedObject) {
+        guard object._flags.contains(.fault) else { return }
+        if !object._values.isEmpty {
+            // Fetched with its values: firing the fault only makes them visible.
+            object._flags.remove(.fault)
+            object.awakeFromFetch()
+            return
+        }
+        let row: StoreRow?
+        if object._objectID.isTemporaryID {
+            row = nil
+        } else {
+            row = try? _parentStore?._row(for: object._objectID, for: self)
+        }
+        object._flags.remove(.fault)
+        if let row {
+            object._values = row.values
+            object._committed = row.values
+            object._version = row.version
+            object.awakeFromFetch()
+        } else {
+            precondition(
+                shouldDeleteInaccessibleFaults,
+                "CoreData could not fulfill a fault for '\(object._objectID.uriRepresentation().absoluteString)'")
+            object._values = ContiguousArray(repeating: .null, count: object._layout.slots.count)
+            for slot in object._layout.slots.indices {
+                if case .toMany = object._layout.slots[slot].kind {
+                    object._values[slot] = .toMany(RelationshipContents())
+                }
+            }
+            object._flags.insert(.inaccessible)
+        }
+    }
+
+    /// The destinations of a to-many relationship of a stored object.
+    func _destinationIDs(of object: NSManagedObject, slot: Int) throws -> [NSManagedObjectID] {
+        guard let relationship = object._layout.slots[slot].property as? NSRelationshipDescription,
+            !object._objectID.isTemporaryID, let parent = _parentStore
+        else { return [] }
+        return try parent._destinationIDs(of: relationship, from: object._objectID, for: self)
+    }
+
+    /// The destinations of a to-many relationship as last saved.
+    func _committedDestinationIDs(of object: NSManagedObject, slot: Int) throws -> [NSManagedObjectID] {
+        try _destinationIDs(of: object, slot: slot)
+    }
+
+    // MARK: Inserting and deleting
+
+    /// Inserts an object created without a context (or deleted in this one, which undoes the deletion).
+    public func insert(_ object: NSManagedObject) {
+        _assertOnQueue()
+        if let owner = object._context, owner !== self {
+            preconditionFailure(
+                """
+                An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext: \
+                \(object._objectID) belongs to context \(owner._debugName), not \(_debugName)
+                """)
+        }
+        if object._flags.contains(.deleted) {
+            _undelete(object)
+            return
+        }
+        if object._context === self { return }
+        precondition(
+            _model._entities.contains { $0 === object._entity } || _model.entitiesByName[object._entity._name ?? ""] != nil,
+            "The entity '\(object._entity._name ?? "")' is not part of the context's model")
+        object._context = self
+        object._flags.insert(.inserted)
+        _register(object)
+        _inserted[ObjectIdentifier(object)] = object
+        _eventInserted[ObjectIdentifier(object)] = object
+        _hasEventChanges = true
+        object.awakeFromInsert()
+        if _registersUndo {
+            _registerUndo(for: object) { object in
+                object._context?._uninsert(object)
+            }
+        }
+    }
+
+    /// Undoes an insertion: the object leaves the context.
+    func _uninsert(_ object: NSManagedObject) {
+        guard _inserted[ObjectIdentifier(object)] != nil else { return }
+        _inserted[ObjectIdentifier(object)] = nil
+        _eventInserted[ObjectIdentifier(object)] = nil
+        object._flags.remove(.inserted)
+        _unregister(object)
+        _hasEventChanges = true
+        if _registersUndo {
+            _registerUndo(for: object) { [unowned self] object in
+                self.insert(object)
+            }
+        }
+        object._context = nil
+    }
+
+    /// Marks an object deleted. Its delete rules apply when pending changes are processed (at the end of the
+    /// event, or at the latest when saving); the store forgets it when the context saves.
+    public func delete(_ object: NSManagedObject) {
+        _assertOnQueue()
+        guard object._context === self else {
+            if object._context == nil { return }
+            preconditionFailure(
+                "delete(_:) of \(object._objectID), which belongs to another context (\(object._context!._debugName))")
+        }
+        guard !object._flags.contains(.deleted) else { return }
+        object._fireFaultIfNeeded()
+        object._flags.insert(.deleted)
+        object._flags.insert(.pendingDeletePropagation)
+        if object._flags.contains(.inserted) {
+            // An object deleted before it was ever saved simply leaves the insertions.
+            _inserted[ObjectIdentifier(object)] = nil
+            _eventInserted[ObjectIdentifier(object)] = nil
+        } else {
+            _deleted[ObjectIdentifier(object)] = object
+            _eventDeleted[ObjectIdentifier(object)] = object
+        }
+        _updated[ObjectIdentifier(object)] = nil
+        object._flags.remove(.updated)
+        _pendingDeletes.append(object)
+        _hasEventChanges = true
+        if _registersUndo {
+            _registerUndo(for: object) { object in
+                object._context?._undelete(object)
+            }
+        }
+    }
+
+    /// Undoes a deletion.
+    func _undelete(_ object: NSManagedObject) {
+        guard object._flags.contains(.deleted) else { return }
+        object._flags.remove(.deleted)
+        object._flags.remove(.pendingDeletePropagation)
+        _pendingDeletes.removeAll { $0 === object }
+        if object._flags.contains(.inserted) {
+            _inserted[ObjectIdentifier(object)] = object
+        } else {
+            _deleted[ObjectIdentifier(object)] = nil
+            _eventDeleted[ObjectIdentifier(object)] = nil
+            if !object._changed.isEmpty {
+                object._flags.insert(.updated)
+                _updated[ObjectIdentifier(object)] = object
+            }
+        }
+        _hasEventChanges = true
+        if _registersUndo {
+            _registerUndo(for: object) { object in
+                object._context?.delete(object)
+            }
+        }
+    }
+
+    /// Records an object whose values changed.
+    func _registerUpdated(_ object: NSManagedObject) {
+        _updated[ObjectIdentifier(object)] = object
+        _eventUpdated[ObjectIdentifier(object)] = object
+        _hasEventChanges = true
+    }
+
+    /// Notes a change of an inserted or already-updated object, for the end-of-event notification.
+    func _noteChange() {
+        _hasEventChanges = true
+    }
+
+    // MARK: Permanent IDs
+
+    /// Gives the objects permanent IDs now, instead of when they are saved.
+    public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        _assertOnQueue()
+        let temporary = objects.filter { $0._objectID.isTemporaryID }
+        guard !temporary.isEmpty else { return }
+        guard let parent = _parentStore else {
+            throw coreDataError(
+                NSPersistentStoreOperationError, "The context \(_debugName) has no coordinator to obtain IDs from")
+        }
+        let ids = try parent._permanentIDs(for: temporary, for: self)
+        for (object, id) in zip(temporary, ids) where id != object._objectID {
+            _changeID(of: object, to: id)
+        }
+    }
+
+    // MARK: Undo
+
+    var _registersUndo: Bool {
+        guard let undoManager = _undoManager else { return false }
+        return undoManager.isUndoRegistrationEnabled
+    }
+
+    /// Registers the undo of a change of `object` with the context's undo manager.
+    func _registerUndo(for object: NSManagedObject, _ handler: @escaping (NSManagedObject) -> Void) {
+        guard let undoManager = _undoManager else { return }
+        undoManager.registerUndo(withTarget: object) { target in
+            handler(target)
+        }
+    }
+
+    /// Undoes the most recent undo group of the context's undo manager.
+    public func undo() {
+        _assertOnQueue()
+        processPendingChanges()
+        _undoManager?.undo()
+        processPendingChanges()
+    }
+
+    /// Redoes the most recently undone group.
+    public func redo() {
+        _assertOnQueue()
+        processPendingChanges()
+        _undoManager?.redo()
+        processPendingChanges()
+    }
+
+    // MARK: Fetched properties
+
+    /// Evaluates a fetched property of `object`: its fetch request, with `$FETCH_SOURCE` standing for the
+    /// object and `$FETCHED_PROPERTY` for the property.
+    func _evaluateFetchedProperty(slot: Int, of object: NSManagedObject) -> [Any] {
+        guard let property = object._layout.slots[slot].property as? NSFetchedPropertyDescription,
+            let template = property._fetchRequest
+        else { return [] }
+        let request = template.copy() as! NSFetchRequest<NSFetchRequestResult>
+        if request.entity == nil, let name = request.entityName { request.entity = _model.entitiesByName[name] }
+        if let predicate = request.predicate {
+            request.predicate = predicate.withSubstitutionVariables([
+                "FETCH_SOURCE": object, "FETCHED_PROPERTY": property,
+            ])
+        }
+        return (try? fetch(request)) ?? []
+    }
+}

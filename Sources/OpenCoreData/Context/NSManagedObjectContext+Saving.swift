@@ -1,0 +1,406 @@
+/// Processing pending changes, saving, rolling back, resetting and refreshing.
+extension NSManagedObjectContext {
+    /// Applies delete rules, posts the objects-did-change notification and closes the undo group of the
+    /// current event. Saving and fetching call it; call it yourself to see the effects of delete rules at once.
+    public func processPendingChanges() {
+        _assertOnQueue()
+        _propagateDeletes()
+        guard _hasEventChanges else { return }
+        _hasEventChanges = false
+        let inserted = Set(_eventInserted.values)
+        let updated = Set(_eventUpdated.values.filter { !$0._flags.contains(.deleted) && $0._context === self })
+        let deleted = Set(_eventDeleted.values)
+        let refreshed = Set(_eventRefreshed.values)
+        _eventInserted = [:]
+        _eventUpdated = [:]
+        _eventDeleted = [:]
+        _eventRefreshed = [:]
+        for object in _registeredObjectsSnapshot() {
+            object._eventChanged.removeAll()
+            object._eventOldValues = nil
+        }
+        if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
+            undoManager.endUndoGrouping()
+        }
+        guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !refreshed.isEmpty else { return }
+        var info: [AnyHashable: Any] = [:]
+        if !inserted.isEmpty { info[NSInsertedObjectsKey] = inserted }
+        if !updated.isEmpty { info[NSUpdatedObjectsKey] = updated }
+        if !deleted.isEmpty { info[NSDeletedObjectsKey] = deleted }
+        if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = refreshed }
+        NotificationCenter.default.post(name: NSManagedObjectContext.didChangeObjectsNotification, object: self, userInfo: info)
+    }
+
+    /// Applies the delete rules of objects deleted since the last time: nullify inverses, cascade deletions.
+    /// Deny rules are checked when saving.
+    func _propagateDeletes() {
+        while !_pendingDeletes.isEmpty {
+            let batch = _pendingDeletes
+            _pendingDeletes = []
+            for object in batch where object._flags.contains(.pendingDeletePropagation) {
+                object._flags.remove(.pendingDeletePropagation)
+                object.prepareForDeletion()
+                for slot in object._layout.relationshipSlots {
+                    guard let relationship = object._layout.slots[slot].property as? NSRelationshipDescription else {
+                        continue
+                    }
+                    let key = relationship._name
+                    switch relationship._deleteRule {
+                    case .cascadeDeleteRule:
+                        for destination in _destinations(of: object, slot: slot) where !destination.isDeleted {
+                            delete(destination)
+                        }
+                        _detachInverses(of: object, slot: slot, key: key)
+                    case .nullifyDeleteRule:
+                        _detachInverses(of: object, slot: slot, key: key)
+                    case .denyDeleteRule, .noActionDeleteRule:
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    func _destinations(of object: NSManagedObject, slot: Int) -> [NSManagedObject] {
+        switch object._resolvedValue(at: slot) {
+        case .object(let destination): return [destination]
+        case .toMany(let contents): return contents.objects
+        default: return []
+        }
+    }
+
+    /// The destinations of a deleted object forget it (their side of the relationship is nullified). The
+    /// deleted object keeps its own values until the deletion is saved, so that undo can restore everything.
+    func _detachInverses(of object: NSManagedObject, slot: Int, key: String) {
+        for destination in _destinations(of: object, slot: slot) {
+            guard let inverseSlot = object._inverseSlot(of: slot, in: destination) else { continue }
+            destination._primitiveDetach(object, inverseSlot: inverseSlot)
+            if _registersUndo {
+                let sourceSlot = slot
+                _registerUndo(for: destination) { destination in
+                    destination._primitiveAttach(object, inverseSlot: inverseSlot, sourceSlot: sourceSlot)
+                }
+            }
+        }
+    }
+
+    // MARK: Saving
+
+    /// Commits unsaved changes to the parent store (the coordinator's stores, or the parent context): applies
+    /// delete rules, calls `willSave()`, validates every changed object, assigns permanent IDs and writes
+    /// everything in one transaction. On failure nothing is written and the context keeps its changes.
+    ///
+    /// Validation failures throw Core Data's validation errors (several at once as
+    /// `NSValidationMultipleErrorsError`, with `NSDetailedErrorsKey`); conflicts with changes saved by others
+    /// are resolved by the `mergePolicy` (the default throws `NSManagedObjectMergeError`).
+    public func save() throws {
+        _assertOnQueue()
+        precondition(!_isSaving, "save() of context \(_debugName) was called while it was already saving (from willSave or a notification)")
+        guard hasChanges else { return }
+        guard let parent = _parentStore else {
+            throw coreDataError(
+                NSPersistentStoreSaveError,
+                "The context \(_debugName) has neither a persistent store coordinator nor a parent context")
+        }
+        _isSaving = true
+        defer { _isSaving = false }
+
+        processPendingChanges()
+        NotificationCenter.default.post(name: NSManagedObjectContext.willSaveObjectsNotification, object: self)
+        for object in Array(_inserted.values) + Array(_updated.values) + Array(_deleted.values) {
+            object.willSave()
+        }
+        processPendingChanges()
+
+        let inserted = Array(_inserted.values)
+        try _validate(
+            inserted: inserted, updated: _updated.values.filter { $0.hasChanges }, deleted: Array(_deleted.values))
+
+        if _coordinator != nil {
+            try obtainPermanentIDs(for: inserted)
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            // A merge policy may have changed what is to be written: gather it afresh on every attempt.
+            let updated = _updated.values.filter { $0.hasChanges }
+            let deleted = Array(_deleted.values)
+            let changes = _saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
+            do {
+                let result = try parent._commit(changes, from: self)
+                _didCommit(inserted: inserted, updated: updated, deleted: deleted, result: result)
+                return
+            } catch let conflicts as StoreConflicts {
+                guard attempt < 4 else { throw _mergeError(conflicts) }
+                try _resolve(conflicts)
+            }
+        }
+    }
+
+    func _validate(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) throws {
+        var errors: [NSError] = []
+        func collect(_ body: () throws -> Void) {
+            do {
+                try body()
+            } catch let error as NSError {
+                if error.domain == NSCocoaErrorDomain, error.code == NSValidationMultipleErrorsError,
+                    let details = error.userInfo[NSDetailedErrorsKey] as? [NSError]
+                {
+                    errors.append(contentsOf: details)
+                } else {
+                    errors.append(error)
+                }
+            }
+        }
+        for object in inserted { collect { try object.validateForInsert() } }
+        for object in updated { collect { try object.validateForUpdate() } }
+        for object in deleted { collect { try object.validateForDelete() } }
+        for object in inserted + updated {
+            for slot in object._layout.relationshipSlots {
+                for destination in _destinations(of: object, slot: slot)
+                where destination._context !== self || destination._flags.contains(.deletedAndSaved) {
+                    errors.append(
+                        coreDataError(
+                            NSManagedObjectReferentialIntegrityError,
+                            """
+                            Dangling reference to an invalid object: '\(object._layout.slots[slot].name)' of \
+                            \(object._objectID) points to an object that is not in this context
+                            """,
+                            userInfo: [
+                                NSValidationObjectErrorKey: object, NSValidationKeyErrorKey: object._layout.slots[slot].name,
+                                NSValidationValueErrorKey: destination,
+                            ]))
+                }
+            }
+        }
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 { throw NSManagedObject._multipleErrors(errors) }
+    }
+
+    /// The values of an object as stores take them: to-one relationships as IDs, to-many as faults.
+    func _storeValues(of object: NSManagedObject) -> ContiguousArray<StoredValue> {
+        var values = object._values
+        for slot in object._layout.relationshipSlots where slot < values.count {
+            switch values[slot] {
+            case .object(let destination): values[slot] = .objectID(destination._objectID)
+            case .toMany: values[slot] = .toManyFault
+            default: break
+            }
+        }
+        return values
+    }
+
+    func _saveChanges(
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], forced: Bool
+    ) -> StoreSaveChanges {
+        var changes = StoreSaveChanges()
+        func toMany(_ object: NSManagedObject, slots: [Int]) -> [Int: [NSManagedObjectID]] {
+            var result: [Int: [NSManagedObjectID]] = [:]
+            for slot in slots {
+                guard case .toMany = object._layout.slots[slot].kind else { continue }
+                if case .toMany(let contents) = object._values[slot] {
+                    result[slot] = contents.objects.map(\._objectID)
+                }
+            }
+            return result
+        }
+        for object in inserted {
+            changes.inserted.append(
+                StoreSaveObject(
+                    object: object, objectID: object._objectID, values: _storeValues(of: object),
+                    changedSlots: object._changed, toMany: toMany(object, slots: object._layout.relationshipSlots),
+                    expectedVersion: 0, forced: forced))
+        }
+        for object in updated {
+            changes.updated.append(
+                StoreSaveObject(
+                    object: object, objectID: object._objectID, values: _storeValues(of: object),
+                    changedSlots: object._changed, toMany: toMany(object, slots: object._changed.elements),
+                    expectedVersion: object._version, forced: forced || object._forceNextSave))
+        }
+        for object in deleted {
+            changes.deleted.append(
+                StoreSaveObject(
+                    object: object, objectID: object._objectID, values: [], changedSlots: SlotSet(), toMany: [:],
+                    expectedVersion: object._version, forced: forced || object._forceNextSave))
+        }
+        return changes
+    }
+
+    /// After a successful commit: the objects' committed values become their current ones.
+    func _didCommit(
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], result: StoreSaveResult
+    ) {
+        for object in inserted + updated {
+            object._flags.remove(.inserted)
+            object._flags.remove(.updated)
+            object._forceNextSave = false
+            object._changed.removeAll()
+            object._committed = _storeValues(of: object)
+            if let version = result.versions[object._objectID] { object._version = version }
+        }
+        let transientOnly = _updated.values.filter { !$0.hasPersistentChangedValues && $0._flags.contains(.updated) }
+        for object in transientOnly {
+            object._flags.remove(.updated)
+            object._changed.removeAll()
+        }
+        for object in deleted {
+            object._flags.remove(.deleted)
+            object._flags.insert(.deletedAndSaved)
+            _unregister(object)
+        }
+        _inserted = [:]
+        _updated = [:]
+        _deleted = [:]
+        for object in inserted + updated { object.didSave() }
+        for object in deleted {
+            object.willTurnIntoFault()
+            object.didSave()
+            object._values = []
+            object._committed = nil
+            object._context = nil
+            object._flags.insert(.fault)
+            object.didTurnIntoFault()
+        }
+        var info: [AnyHashable: Any] = [
+            NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
+        ]
+        NotificationCenter.default.post(name: NSManagedObjectContext.didSaveObjectsNotification, object: self, userInfo: info)
+        info = [
+            NSManagedObjectContext.NotificationKey.insertedObjectIDs.rawValue: Set(inserted.map(\._objectID)),
+            NSManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue: Set(updated.map(\._objectID)),
+            NSManagedObjectContext.NotificationKey.deletedObjectIDs.rawValue: Set(deleted.map(\._objectID)),
+        ]
+        NotificationCenter.default.post(
+            name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: info)
+        _propagateSaveToOtherContexts(
+            inserted: inserted.map(\._objectID), updated: updated.map(\._objectID), deleted: deleted.map(\._objectID))
+    }
+
+    // MARK: Rollback and reset
+
+    /// Discards all unsaved changes: inserted objects leave the context, deleted ones come back, changed ones
+    /// get their committed values back. The undo stack is cleared.
+    public func rollback() {
+        _assertOnQueue()
+        _undoManager?.removeAllActions()
+        for object in Array(_inserted.values) {
+            object._flags.remove(.inserted)
+            _unregister(object)
+            object._context = nil
+        }
+        let restored = Array(_updated.values) + Array(_deleted.values)
+            + _pendingDeletes.filter { !$0._flags.contains(.inserted) }
+        for object in restored {
+            object._flags.remove(.deleted)
+            object._flags.remove(.updated)
+            object._flags.remove(.pendingDeletePropagation)
+            object._changed.removeAll()
+            object._eventOldValues = nil
+            if let committed = object._committed {
+                object._values = committed
+            }
+            object.awakeFromSnapshotEvents(.rollback)
+        }
+        // Relationships of unchanged objects may point at rolled-back insertions: reload them.
+        for object in _registeredObjectsSnapshot() {
+            guard !object._values.isEmpty else { continue }
+            for slot in object._layout.relationshipSlots {
+                switch object._values[slot] {
+                case .toMany(let contents) where contents.objects.contains(where: { $0._context !== self }):
+                    object._values[slot] = .toManyFault
+                case .object(let destination) where destination._context !== self:
+                    object._values[slot] = object._committed?[slot] ?? .null
+                default:
+                    break
+                }
+            }
+        }
+        _inserted = [:]
+        _updated = [:]
+        _deleted = [:]
+        _pendingDeletes = []
+        _eventInserted = [:]
+        _eventUpdated = [:]
+        _eventDeleted = [:]
+        _hasEventChanges = false
+    }
+
+    /// Forgets every object: all registered objects become invalid (re-fetch what you need), unsaved changes
+    /// are lost, the undo stack is cleared.
+    public func reset() {
+        _assertOnQueue()
+        _undoManager?.removeAllActions()
+        let objects = _registry.values.map { $0.takeUnretainedValue() }
+        _registry = [:]
+        _retained = [:]
+        for object in objects {
+            object._context = nil
+            object._values = []
+            object._committed = nil
+            object._changed.removeAll()
+            object._flags = .fault
+        }
+        _inserted = [:]
+        _updated = [:]
+        _deleted = [:]
+        _pendingDeletes = []
+        _eventInserted = [:]
+        _eventUpdated = [:]
+        _eventDeleted = [:]
+        _eventRefreshed = [:]
+        _hasEventChanges = false
+        NotificationCenter.default.post(
+            name: NSManagedObjectContext.didChangeObjectsNotification, object: self,
+            userInfo: [NSInvalidatedAllObjectsKey: Array(objects.map(\._objectID))])
+    }
+
+    // MARK: Refreshing
+
+    /// Updates an object from the store. With `mergeChanges` false its unsaved changes are discarded and it
+    /// becomes a fault; with true its persistent values are reloaded and its unsaved changes re-applied over
+    /// them. Transient properties keep their values when merging.
+    public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        _assertOnQueue()
+        guard object._context === self, !object._flags.contains(.inserted) else { return }
+        if !flag || !object.hasChanges {
+            guard !object.isFault || !object._values.isEmpty else { return }
+            object.willTurnIntoFault()
+            _updated[ObjectIdentifier(object)] = nil
+            object._flags.remove(.updated)
+            object._changed.removeAll()
+            object._eventOldValues = nil
+            object._values = []
+            object._committed = nil
+            object._flags.insert(.fault)
+            object.didTurnIntoFault()
+            return
+        }
+        let local = object._changed.elements.map { ($0, object._values[$0]) }
+        let transient = object._layout.slots.indices.filter { !object._layout.slots[$0].isPersistent }
+            .map { ($0, object._values[$0]) }
+        guard let row = try? _parentStore?._row(for: object._objectID, for: self) else { return }
+        object._values = row.values
+        object._committed = row.values
+        object._version = row.version
+        object.awakeFromFetch()
+        for (slot, value) in transient where !value.isNull {
+            object._values[slot] = value
+        }
+        for (slot, value) in local {
+            object._values[slot] = value
+        }
+        object.awakeFromSnapshotEvents(.refresh)
+        _eventRefreshed[ObjectIdentifier(object)] = object
+        _hasEventChanges = true
+    }
+
+    /// Refreshes every registered object: unchanged ones become faults (which breaks reference cycles between
+    /// objects), changed ones are reloaded with their changes merged.
+    public func refreshAllObjects() {
+        _assertOnQueue()
+        for object in _registry.values.map({ $0.takeUnretainedValue() }) {
+            refresh(object, mergeChanges: true)
+        }
+    }
+}

@@ -1,0 +1,388 @@
+import Synchronization
+
+/// A scratch pad for managed objects: it fetches them, tracks their changes, validates and saves them, and
+/// undoes what you ask it to. A context and its objects are used only on the context's queue — through
+/// `perform(_:)`/`performAndWait(_:)`, or directly on the main thread for a main-queue context.
+///
+/// ```swift
+/// let context = container.newBackgroundContext()
+/// try await context.perform {
+///     let company = Company(context: context)
+///     company.name = "Acme"
+///     try context.save()
+/// }
+/// ```
+///
+/// On Linux the main queue runs only while the main thread services it (`dispatchMain()`, `RunLoop.main.run()`,
+/// or an `async` main): a command-line program that uses a main-queue context from the main thread may call it
+/// directly; one that schedules work with `perform(_:)` on it must keep the main queue running.
+open class NSManagedObjectContext: NSObject, @unchecked Sendable {
+    /// How a context confines its work.
+    public enum ConcurrencyType: UInt, Sendable {
+        /// Deprecated by Apple: the context is used from the thread that created it.
+        case confinementConcurrencyType = 0
+        /// The context has its own private queue.
+        case privateQueueConcurrencyType = 1
+        /// The context's queue is the main queue.
+        case mainQueueConcurrencyType = 2
+    }
+
+    /// When a block passed to the `async` `perform(schedule:_:)` runs.
+    public enum ScheduledTaskType: Sendable {
+        /// At once if already on the context's queue, otherwise enqueued.
+        case immediate
+        /// Always enqueued behind what is already scheduled.
+        case enqueued
+    }
+
+    public let concurrencyType: ConcurrencyType
+    let _queue: DispatchQueue?
+
+    var _parentStore: ObjectStoreParent?
+    var _coordinator: NSPersistentStoreCoordinator?
+    var _parentContext: NSManagedObjectContext?
+
+    /// Every object registered in the context, by ID, unretained: an object unregisters itself when it goes away.
+    var _registry: [NSManagedObjectID: Unmanaged<NSManagedObject>] = [:]
+    /// Registered objects retained because `retainsRegisteredObjects` is on.
+    var _retained: [ObjectIdentifier: NSManagedObject] = [:]
+    var _inserted: [ObjectIdentifier: NSManagedObject] = [:]
+    var _updated: [ObjectIdentifier: NSManagedObject] = [:]
+    var _deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    /// Deleted objects whose delete rules have not been applied yet.
+    var _pendingDeletes: [NSManagedObject] = []
+    /// Objects inserted, updated and deleted since the last `processPendingChanges()`, for the
+    /// objects-did-change notification.
+    var _eventInserted: [ObjectIdentifier: NSManagedObject] = [:]
+    var _eventUpdated: [ObjectIdentifier: NSManagedObject] = [:]
+    var _eventDeleted: [ObjectIdentifier: NSManagedObject] = [:]
+    var _eventRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
+    var _hasEventChanges = false
+    var _isSaving = false
+
+    var _undoManager: UndoManager?
+    var _name: String?
+    var _transactionAuthor: String?
+    var _mergePolicy: Any = NSMergePolicy.error
+    var _retainsRegisteredObjects = false
+    var _automaticallyMergesChangesFromParent = false
+
+    /// Information of the user's own, as Apple's `userInfo`.
+    public let userInfo = NSMutableDictionary()
+
+    /// How long, in seconds, cached values stay fresh; a negative value means forever.
+    open var stalenessInterval: TimeInterval = -1
+    /// Whether a fault whose object has gone from the store reads as a deleted object instead of failing.
+    open var shouldDeleteInaccessibleFaults = true
+    /// Whether delete rules are applied at the end of each event (else at save).
+    open var propagatesDeletesAtEndOfEvent = true
+
+    /// A context with the given concurrency type. Give it a coordinator or a parent before using it.
+    public init(concurrencyType type: ConcurrencyType) {
+        concurrencyType = type
+        switch type {
+        case .privateQueueConcurrencyType:
+            let queue = DispatchQueue(label: "NSManagedObjectContext")
+            _queue = queue
+        case .mainQueueConcurrencyType:
+            _queue = DispatchQueue.main
+        case .confinementConcurrencyType:
+            _queue = nil
+        }
+        super.init()
+        if type == .privateQueueConcurrencyType, let queue = _queue {
+            queue.setSpecific(key: NSManagedObjectContext.queueKey, value: QueueToken(self))
+        }
+    }
+
+    /// A confinement context (deprecated by Apple).
+    @available(*, deprecated, message: "Use init(concurrencyType:)")
+    public convenience override init() {
+        self.init(concurrencyType: .confinementConcurrencyType)
+    }
+
+    deinit {
+        // Objects that outlive the context must not reach back into it, and relationship cycles among its
+        // objects are broken so that they can go away.
+        // Hold every object first: clearing one object's values may release another, which must not then
+        // reach back into this context's registry while it is being walked.
+        let objects = _registry.values.map { $0.takeUnretainedValue() }
+        _registry = [:]
+        for object in objects {
+            object._context = nil
+        }
+        for object in objects {
+            object._values = []
+            object._flags.insert(.fault)
+        }
+    }
+
+    // MARK: Stack
+
+    /// The coordinator the context's objects come from (through the parent, for a child context).
+    open var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        get { _coordinator ?? _parentContext?.persistentStoreCoordinator }
+        set {
+            precondition(
+                _parentContext == nil,
+                "A context has either a parent context or a persistent store coordinator, not both (context \(_debugName))"
+            )
+            _coordinator = newValue
+            _parentStore = newValue
+            newValue?._registerRootContext(self)
+        }
+    }
+
+    /// The parent context: saving pushes changes into it rather than into a store.
+    open var parent: NSManagedObjectContext? {
+        get { _parentContext }
+        set {
+            precondition(
+                _coordinator == nil,
+                "A context has either a parent context or a persistent store coordinator, not both (context \(_debugName))"
+            )
+            precondition(newValue !== self, "A context cannot be its own parent")
+            _parentContext = newValue
+            _parentStore = newValue
+            newValue?._registerChild(self)
+        }
+    }
+
+    var _children: [WeakContextReference] = []
+
+    func _registerChild(_ child: NSManagedObjectContext) {
+        _children.removeAll { $0.context == nil }
+        _children.append(WeakContextReference(context: child))
+    }
+
+    var _model: NSManagedObjectModel {
+        guard let parent = _parentStore else {
+            preconditionFailure(
+                """
+                The context \(_debugName) has neither a persistent store coordinator nor a parent context; set \
+                one before using it
+                """)
+        }
+        return parent._model
+    }
+
+    var _debugName: String {
+        _name.map { "'\($0)'" } ?? "<\(Unmanaged.passUnretained(self).toOpaque())>"
+    }
+
+    // MARK: Properties
+
+    /// The context's name, for debugging.
+    open var name: String? {
+        get { _name }
+        set { _name = newValue }
+    }
+
+    /// The author recorded in persistent history for this context's saves.
+    open var transactionAuthor: String? {
+        get { _transactionAuthor }
+        set { _transactionAuthor = newValue }
+    }
+
+    /// The undo manager that records the context's changes; `nil` (the default) records nothing.
+    open var undoManager: UndoManager? {
+        get { _undoManager }
+        set { _undoManager = newValue }
+    }
+
+    /// How conflicts between the context's changes and the store's are resolved at save: an `NSMergePolicy`.
+    open var mergePolicy: Any {
+        get { _mergePolicy }
+        set {
+            precondition(
+                newValue is NSMergePolicy,
+                "mergePolicy must be an NSMergePolicy (such as NSMergePolicy.mergeByPropertyObjectTrump)")
+            _mergePolicy = newValue
+        }
+    }
+
+    /// Whether the context keeps strong references to all its registered objects (otherwise only to those
+    /// with unsaved changes).
+    open var retainsRegisteredObjects: Bool {
+        get { _retainsRegisteredObjects }
+        set {
+            _retainsRegisteredObjects = newValue
+            if newValue {
+                for object in _registeredObjectsSnapshot() {
+                    _retained[ObjectIdentifier(object)] = object
+                }
+            } else {
+                _retained = [:]
+            }
+        }
+    }
+
+    /// Whether the context merges the changes its parent (or, for a root context, the coordinator's other
+    /// contexts) saves.
+    open var automaticallyMergesChangesFromParent: Bool {
+        get { _automaticallyMergesChangesFromParent }
+        set { _automaticallyMergesChangesFromParent = newValue }
+    }
+
+    // MARK: Concurrency
+
+    /// Identifies a private queue as belonging to a context.
+    final class QueueToken: @unchecked Sendable {
+        weak var context: NSManagedObjectContext?
+        init(_ context: NSManagedObjectContext) { self.context = context }
+    }
+
+    static let queueKey = DispatchSpecificKey<QueueToken>()
+    static let currentContext = ThreadLocal<NSManagedObjectContext>()
+
+    /// The context whose block runs on this thread.
+    static var _current: NSManagedObjectContext? { currentContext.value }
+
+    /// Whether the caller is on the context's queue.
+    var _isOnQueue: Bool {
+        switch concurrencyType {
+        case .privateQueueConcurrencyType:
+            return DispatchQueue.getSpecific(key: NSManagedObjectContext.queueKey)?.context === self
+                || NSManagedObjectContext._current === self
+        case .mainQueueConcurrencyType:
+            return Thread.isMainThread
+        case .confinementConcurrencyType:
+            return true
+        }
+    }
+
+    /// Runs `block` asynchronously on the context's queue.
+    open func perform(_ block: @escaping () -> Void) {
+        guard let queue = _queue else {
+            preconditionFailure(
+                "perform(_:) cannot be used with a confinement context (\(_debugName)); use a queue context")
+        }
+        let work = UncheckedSendable(block)
+        let context = UncheckedSendable(self)
+        queue.async {
+            context.value._runOnQueue(work.value)
+        }
+    }
+
+    /// Runs `block` on the context's queue and waits for it. Re-entrant: calling it from a block already on the
+    /// queue runs the block at once.
+    open func performAndWait(_ block: () -> Void) {
+        _performAndWait(block)
+    }
+
+    /// Runs `block` on the context's queue, waits, and returns its result or rethrows its error.
+    open func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        try _performAndWait(block)
+    }
+
+    /// Contexts whose queue the main thread is blocked on (directly, or through contexts it waits for), with a
+    /// count for nested waits.
+    private static let mainThreadWaits = Mutex<[ObjectIdentifier: Int]>([:])
+
+    private static func isAwaitedByMainThread(_ context: NSManagedObjectContext?) -> Bool {
+        guard let context else { return false }
+        return mainThreadWaits.withLock { $0[ObjectIdentifier(context)] != nil }
+    }
+
+    func _performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if _isOnQueue || _queue == nil {
+            return try _runOnQueue(block)
+        }
+        let current = NSManagedObjectContext._current
+        if concurrencyType == .mainQueueConcurrencyType, NSManagedObjectContext.isAwaitedByMainThread(current) {
+            // The main thread is parked until the calling context's block finishes, so it cannot service the main
+            // queue — and nothing else runs there meanwhile: use the main-queue context in place.
+            return try _runOnQueue(block)
+        }
+        let mainThreadWaits = Thread.isMainThread || NSManagedObjectContext.isAwaitedByMainThread(current)
+        let key = ObjectIdentifier(self)
+        if mainThreadWaits {
+            NSManagedObjectContext.mainThreadWaits.withLock { $0[key, default: 0] += 1 }
+        }
+        defer {
+            if mainThreadWaits {
+                NSManagedObjectContext.mainThreadWaits.withLock { waits in
+                    waits[key, default: 1] -= 1
+                    if waits[key] == 0 { waits[key] = nil }
+                }
+            }
+        }
+        return try withoutActuallyEscaping(block) { escapable in
+            let work = UncheckedSendable(escapable)
+            let context = UncheckedSendable(self)
+            let result = _queue!.sync { () -> UncheckedSendable<Result<T, any Error>> in
+                UncheckedSendable(Result { try context.value._runOnQueue(work.value) })
+            }
+            switch result.value {
+            case .success(let value): return value
+            case .failure(let error): return try { throw error }()
+            }
+        }
+    }
+
+    /// Runs `block` on the context's queue and returns its result.
+    open func perform<T>(schedule: ScheduledTaskType = .immediate, _ block: @escaping () throws -> T) async rethrows
+        -> T
+    {
+        if schedule == .immediate, _isOnQueue {
+            return try _runOnQueue(block)
+        }
+        guard let queue = _queue else {
+            return try _runOnQueue(block)
+        }
+        let work = UncheckedSendable(block)
+        let context = UncheckedSendable(self)
+        let result: UncheckedSendable<Result<T, any Error>> = await withCheckedContinuation { continuation in
+            queue.async {
+                continuation.resume(returning: UncheckedSendable(Result { try context.value._runOnQueue(work.value) }))
+            }
+        }
+        switch result.value {
+        case .success(let value): return value
+        case .failure(let error): return try { throw error }()
+        }
+    }
+
+    /// Runs a block as the context's current work: it is the context that `NSFetchRequest.execute()` uses, and
+    /// pending changes are processed after it, as Apple's `perform` does.
+    @discardableResult
+    func _runOnQueue<T>(_ block: () throws -> T) rethrows -> T {
+        try NSManagedObjectContext.currentContext.withValue(self) {
+            defer { if _hasEventChanges { processPendingChanges() } }
+            return try block()
+        }
+    }
+
+    // MARK: Concurrency debugging
+
+    /// Whether misuse of a context off its queue stops the program: on when the environment variable
+    /// `com.apple.CoreData.ConcurrencyDebug` (or `OPENCOREDATA_CONCURRENCY_DEBUG`) is `1`, or the program was
+    /// launched with `-com.apple.CoreData.ConcurrencyDebug 1`, as with Apple's framework.
+    static let concurrencyDebugging: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["com.apple.CoreData.ConcurrencyDebug"] == "1"
+            || environment["OPENCOREDATA_CONCURRENCY_DEBUG"] == "1"
+        {
+            return true
+        }
+        let arguments = CommandLine.arguments
+        if let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
+            return arguments[index + 1] == "1"
+        }
+        return false
+    }()
+
+    /// With concurrency debugging on, stops when the context is used off its queue.
+    @inline(__always)
+    func _assertOnQueue(_ function: StaticString = #function) {
+        guard NSManagedObjectContext.concurrencyDebugging else { return }
+        guard _isOnQueue else {
+            let queue = concurrencyType == .mainQueueConcurrencyType ? "the main queue" : "its private queue"
+            preconditionFailure(
+                """
+                CoreData concurrency violation: the managed object context \(_debugName) was used in \(function) \
+                off \(queue) (thread \(Thread.current)). Use perform(_:) or performAndWait(_:).
+                """)
+        }
+    }
+}

@@ -1,0 +1,195 @@
+/// The kinds of merge policy.
+public enum NSMergePolicyType: UInt, Sendable {
+    /// A conflict fails the save (the default).
+    case errorMergePolicyType = 0
+    /// For each conflicting property, the store's value wins over the context's change.
+    case mergeByPropertyStoreTrumpMergePolicyType = 1
+    /// For each conflicting property, the context's change wins; other properties take the store's values.
+    case mergeByPropertyObjectTrumpMergePolicyType = 2
+    /// The context's version of the object replaces the store's entirely.
+    case overwriteMergePolicyType = 3
+    /// The context's changes to the conflicting object are discarded.
+    case rollbackMergePolicyType = 4
+}
+
+/// How a context resolves conflicts between its unsaved changes and changes saved meanwhile by another context
+/// or process.
+///
+/// ```swift
+/// context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+/// ```
+open class NSMergePolicy: NSObject, @unchecked Sendable {
+    public let mergeType: NSMergePolicyType
+
+    public init(merge ty: NSMergePolicyType) {
+        mergeType = ty
+        super.init()
+    }
+
+    public static let error = NSMergePolicy(merge: .errorMergePolicyType)
+    public static let mergeByPropertyStoreTrump = NSMergePolicy(merge: .mergeByPropertyStoreTrumpMergePolicyType)
+    public static let mergeByPropertyObjectTrump = NSMergePolicy(merge: .mergeByPropertyObjectTrumpMergePolicyType)
+    public static let overwrite = NSMergePolicy(merge: .overwriteMergePolicyType)
+    public static let rollback = NSMergePolicy(merge: .rollbackMergePolicyType)
+
+    /// Resolves optimistic-locking conflicts by changing the objects of the saving context; throws if the policy
+    /// does not resolve them.
+    open func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
+        for conflict in list {
+            try _resolve(conflict)
+        }
+    }
+
+    /// Resolves conflicts of any kind (constraint conflicts are not detected by this release's stores).
+    open func resolve(mergeConflicts list: [Any]) throws {
+        try resolve(optimisticLockingConflicts: list.compactMap { $0 as? NSMergeConflict })
+    }
+
+    func _resolve(_ conflict: NSMergeConflict) throws {
+        let object = conflict.sourceObject
+        guard let context = object._context else { return }
+        switch mergeType {
+        case .errorMergePolicyType:
+            throw context._mergeError([conflict])
+        case .overwriteMergePolicyType:
+            object._forceNextSave = true
+        case .rollbackMergePolicyType:
+            context._adoptStoreValues(of: object, row: conflict._storeRow, keepingChanges: false)
+        case .mergeByPropertyObjectTrumpMergePolicyType:
+            context._adoptStoreValues(of: object, row: conflict._storeRow, keepingChanges: true)
+        case .mergeByPropertyStoreTrumpMergePolicyType:
+            context._adoptStoreValues(
+                of: object, row: conflict._storeRow, keepingChanges: true,
+                storeWinsFor: conflict._changedInStore)
+        }
+    }
+}
+
+/// A conflict found when saving: the object changed in the store since the context last saw it.
+open class NSMergeConflict: NSObject, @unchecked Sendable {
+    /// The object of the saving context.
+    public let sourceObject: NSManagedObject
+    /// The values as the saving context last saw them (the object's committed values).
+    public let objectSnapshot: [String: Any]?
+    /// The values in the coordinator's cache — as this release has no separate row cache, the store's.
+    public let cachedSnapshot: [String: Any]?
+    /// The values now in the store; `nil` if the object was deleted there.
+    public let persistedSnapshot: [String: Any]?
+    /// The version the context last saw.
+    public let oldVersionNumber: Int
+    /// The version now in the store (0 if deleted).
+    public let newVersionNumber: Int
+
+    let _storeRow: StoreRow?
+    let _changedInStore: SlotSet
+
+    init(object: NSManagedObject, storeRow: StoreRow?) {
+        sourceObject = object
+        _storeRow = storeRow
+        oldVersionNumber = Int(object._version)
+        newVersionNumber = Int(storeRow?.version ?? 0)
+        objectSnapshot = object._committed.map { NSMergeConflict.snapshot($0, layout: object._layout) }
+        let persisted = storeRow.map { NSMergeConflict.snapshot($0.values, layout: object._layout) }
+        cachedSnapshot = persisted
+        persistedSnapshot = persisted
+        var changed = SlotSet()
+        if let committed = object._committed, let row = storeRow {
+            for slot in object._layout.persistentSlots where slot < committed.count && slot < row.values.count {
+                if !committed[slot].isSame(as: row.values[slot]) { changed.insert(slot) }
+            }
+        }
+        _changedInStore = changed
+        super.init()
+    }
+
+    /// The persistent attribute and to-one values of a row, keyed by name (`NSNull` for no value).
+    static func snapshot(_ values: ContiguousArray<StoredValue>, layout: EntityCache) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for slot in layout.persistentSlots where slot < values.count {
+            switch values[slot] {
+            case .toMany, .toManyFault: continue
+            case let value: result[layout.slots[slot].name] = value.publicValue ?? NSNull()
+            }
+        }
+        return result
+    }
+
+    open override var description: String {
+        "NSMergeConflict (\(Unmanaged.passUnretained(self).toOpaque())) for NSManagedObject "
+            + "(\(sourceObject.objectID)) with oldVersion = \(oldVersionNumber) and newVersion = \(newVersionNumber)"
+    }
+}
+
+extension NSManagedObjectContext {
+    /// The error of a save that failed on conflicts: `NSManagedObjectMergeError` with the `NSMergeConflict`s.
+    func _mergeError(_ conflicts: [NSMergeConflict]) -> NSError {
+        coreDataError(
+            NSManagedObjectMergeError,
+            """
+            Could not merge changes: \(conflicts.count) object(s) changed in the store since this context \
+            \(_debugName) read them. Set a merge policy or refresh the objects and try again.
+            """,
+            userInfo: [NSPersistentStoreSaveConflictsErrorKey: conflicts])
+    }
+
+    func _mergeError(_ conflicts: StoreConflicts) -> NSError {
+        _mergeError(_conflicts(conflicts))
+    }
+
+    func _conflicts(_ conflicts: StoreConflicts) -> [NSMergeConflict] {
+        conflicts.conflicts.compactMap { conflict in
+            guard let object = _registry[conflict.objectID]?.takeUnretainedValue() else { return nil }
+            return NSMergeConflict(object: object, storeRow: conflict.current)
+        }
+    }
+
+    /// Applies the merge policy to the conflicts of a failed save; throws if it does not resolve them.
+    func _resolve(_ conflicts: StoreConflicts) throws {
+        let list = _conflicts(conflicts)
+        guard let policy = _mergePolicy as? NSMergePolicy else { throw _mergeError(list) }
+        try policy.resolve(optimisticLockingConflicts: list)
+    }
+
+    /// Makes the store's values the object's committed values and, if `keepingChanges`, re-applies the
+    /// object's changes over them (except for the slots where the store wins).
+    func _adoptStoreValues(
+        of object: NSManagedObject, row: StoreRow?, keepingChanges: Bool, storeWinsFor storeSlots: SlotSet = SlotSet()
+    ) {
+        guard let row else {
+            // Deleted in the store: the object cannot be saved; it becomes deleted here too.
+            _updated[ObjectIdentifier(object)] = nil
+            object._flags.remove(.updated)
+            object._changed.removeAll()
+            if object._flags.contains(.deleted) {
+                _deleted[ObjectIdentifier(object)] = nil
+                object._flags.remove(.deleted)
+            }
+            object._flags.insert(.inaccessible)
+            return
+        }
+        let changes = object._changed.elements.map { ($0, object._values[$0]) }
+        object._committed = row.values
+        object._version = row.version
+        var values = row.values
+        for slot in object._layout.slots.indices where !object._layout.slots[slot].isPersistent {
+            values[slot] = object._values[slot]
+        }
+        for slot in object._layout.relationshipSlots {
+            if case .toMany = object._values[slot] { values[slot] = object._values[slot] }
+        }
+        var remaining = SlotSet()
+        if keepingChanges {
+            for (slot, value) in changes where !storeSlots.contains(slot) {
+                values[slot] = value
+                remaining.insert(slot)
+            }
+        }
+        object._values = values
+        object._changed = remaining
+        if remaining.isEmpty, !object._flags.contains(.deleted) {
+            _updated[ObjectIdentifier(object)] = nil
+            object._flags.remove(.updated)
+        }
+        object.awakeFromSnapshotEvents(.mergePolicy)
+    }
+}

@@ -1,0 +1,183 @@
+/// The SQLite store type: Core Data's default, one file in Apple's on-disk layout.
+public let NSSQLiteStoreType = "SQLite"
+/// The in-memory store type: nothing is written anywhere.
+public let NSInMemoryStoreType = "InMemory"
+/// The binary store type: an atomic store written as one binary file.
+public let NSBinaryStoreType = "Binary"
+/// The XML store type: an atomic store written as one XML file.
+public let NSXMLStoreType = "XML"
+
+/// The option to open a store read-only.
+public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+/// The option giving a store's timeout in seconds when its file is busy.
+public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
+/// The option that migrates a store whose model changed, when the coordinator opens it.
+public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
+/// The option that lets the coordinator infer the mapping model of that migration.
+public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
+/// The option that records persistent history.
+public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
+/// The option that posts remote-change notifications.
+public let NSPersistentStoreRemoteChangeNotificationPostOptionKey =
+    "NSPersistentStoreRemoteChangeNotificationOptionKey"
+
+/// A persistent store: where a coordinator keeps objects. Subclasses implement a storage format; the
+/// coordinator creates them from their registered type.
+open class NSPersistentStore: NSObject, @unchecked Sendable {
+    /// The Swift-style store type.
+    public struct StoreType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let sqlite = StoreType(rawValue: NSSQLiteStoreType)
+        public static let inMemory = StoreType(rawValue: NSInMemoryStoreType)
+        public static let binary = StoreType(rawValue: NSBinaryStoreType)
+        public static let xml = StoreType(rawValue: NSXMLStoreType)
+    }
+
+    weak var _coordinator: NSPersistentStoreCoordinator?
+    var _configurationName: String
+    var _url: URL?
+    var _options: [AnyHashable: Any]?
+    var _identifier: String?
+    var _metadata: [String: Any]?
+    var _isReadOnly: Bool
+
+    /// Creates a store for `coordinator`. The coordinator calls this for the registered class of a store type.
+    public required init(
+        persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?, at url: URL,
+        options: [AnyHashable: Any]? = nil
+    ) {
+        _coordinator = root
+        _configurationName = name ?? "PF_DEFAULT_CONFIGURATION_NAME"
+        _url = url
+        _options = options
+        _isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        super.init()
+    }
+
+    /// The metadata of the store at `url`, read without adding it to a coordinator.
+    open class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        throw coreDataError(
+            NSPersistentStoreInvalidTypeError,
+            "\(String(describing: self)) does not read metadata from files; use a store class that does")
+    }
+
+    /// Writes metadata into the store at `url`.
+    open class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        throw coreDataError(
+            NSPersistentStoreInvalidTypeError,
+            "\(String(describing: self)) does not write metadata to files; use a store class that does")
+    }
+
+    /// The coordinator the store belongs to.
+    open var persistentStoreCoordinator: NSPersistentStoreCoordinator? { _coordinator }
+
+    /// The name of the configuration whose entities the store holds.
+    open var configurationName: String { _configurationName }
+
+    /// The options the store was added with.
+    open var options: [AnyHashable: Any]? { _options }
+
+    /// Where the store lives.
+    open var url: URL? {
+        get { _url }
+        set { _url = newValue }
+    }
+
+    /// The store's unique identifier (`NSStoreUUID`), the host part of its objects' URIs.
+    open var identifier: String! {
+        get { _identifier ?? (_metadata?[NSStoreUUIDKey] as? String) }
+        set { _identifier = newValue }
+    }
+
+    /// The store's type (`NSSQLiteStoreType`…).
+    open var type: String { "" }
+
+    /// Whether the store refuses writes.
+    open var isReadOnly: Bool {
+        get { _isReadOnly }
+        set { _isReadOnly = newValue }
+    }
+
+    /// The store's metadata: its type, UUID, the version hashes of its model and the user's own keys.
+    open var metadata: [String: Any]! {
+        get { _metadata }
+        set {
+            _metadata = newValue
+            if let uuid = newValue?[NSStoreUUIDKey] as? String { _identifier = uuid }
+        }
+    }
+
+    /// Loads the store's metadata (and, for stores that do so, its contents). Subclasses override.
+    open func loadMetadata() throws {
+        if _metadata == nil {
+            let uuid = _identifier ?? UUID().uuidString
+            _metadata = [NSStoreTypeKey: type, NSStoreUUIDKey: uuid]
+            _identifier = uuid
+        }
+    }
+
+    /// Called after the store has been added to a coordinator.
+    open func didAdd(to coordinator: NSPersistentStoreCoordinator) {}
+
+    /// Called before the store is removed from its coordinator.
+    open func willRemove(from coordinator: NSPersistentStoreCoordinator?) {}
+
+    /// The store's metadata with the model's version information, as a coordinator writes it.
+    func _metadataRecordingModel(_ model: NSManagedObjectModel) -> [String: Any] {
+        var metadata = _metadata ?? [:]
+        metadata[NSStoreTypeKey] = type
+        metadata[NSStoreUUIDKey] = identifier ?? UUID().uuidString
+        metadata[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
+        metadata[NSStoreModelVersionIdentifiersKey] = Array(model.versionIdentifiers)
+        metadata[NSStoreModelVersionHashesVersionKey] = 3
+        metadata[NSPersistenceFrameworkVersionKey] = OpenCoreDataFrameworkVersion
+        return metadata
+    }
+
+    /// Checks that the store holds data of `model`: the entity version hashes recorded in its metadata must be
+    /// the model's. A new store (no hashes yet) takes the model's.
+    // MARK: Store-type hooks
+
+    func _checkCompatibility(with model: NSManagedObjectModel, configuration: String?) throws {
+        guard let metadata = _metadata, metadata[NSStoreModelVersionHashesKey] != nil else {
+            _metadata = _metadataRecordingModel(model)
+            return
+        }
+        guard model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) else {
+            throw coreDataError(
+                NSPersistentStoreIncompatibleVersionHashError,
+                """
+                The model used to open the store is incompatible with the one used to create the store \
+                (\(_url?.path ?? "in memory")); migrate the store or open it with its own model
+                """,
+                userInfo: ["metadata": metadata, NSURLErrorKey: _url as Any])
+        }
+    }
+
+    /// Deletes the store files at `url`. Stores with companion files (SQLite's `-wal`, `-shm`) override.
+    class func _destroyStore(at url: URL) throws {
+        guard url.isFileURL, url.path != "/dev/null" else { return }
+        if FileManager.default.fileExists(atPath: url.path) {
+            try FileManager.default.removeItem(at: url)
+        }
+    }
+
+    /// Replaces the store at `destination` by a copy of `source`.
+    class func _replaceStore(at destination: URL, withStoreAt source: URL) throws {
+        if FileManager.default.fileExists(atPath: destination.path) {
+            try FileManager.default.removeItem(at: destination)
+        }
+        try FileManager.default.copyItem(at: source, to: destination)
+    }
+
+    open override var description: String {
+        "<\(String(describing: Swift.type(of: self))): \(Unmanaged.passUnretained(self).toOpaque())> (URL: "
+            + "\(_url?.absoluteString ?? "(null)"))"
+    }
+}
+
+/// The framework version recorded in store metadata (`NSPersistenceFrameworkVersion`): the version of Apple's
+/// Core Data whose behaviour and formats this release follows.
+let OpenCoreDataFrameworkVersion = 1335

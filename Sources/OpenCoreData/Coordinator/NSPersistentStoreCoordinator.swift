@@ -1,0 +1,329 @@
+import Synchronization
+
+/// Connects contexts to persistent stores: it owns the stores, routes fetches and saves to them, and checks
+/// that each store matches the model.
+///
+/// ```swift
+/// let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+/// ```
+open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
+    let _managedObjectModel: NSManagedObjectModel
+    var _stores: [NSPersistentStore] = []
+    /// Serialises store access between contexts on different queues.
+    let _lock = NSRecursiveLock()
+    var _name: String?
+    /// Contexts directly on this coordinator, for merging saves into those that ask for it.
+    var _rootContexts: [WeakContextReference] = []
+
+    /// A coordinator for `model`, which becomes immutable.
+    public init(managedObjectModel model: NSManagedObjectModel) {
+        _managedObjectModel = model
+        super.init()
+        model._freeze()
+        ManagedObjectClassRegistry.noteModelInUse(model)
+    }
+
+    /// The coordinator's model.
+    open var managedObjectModel: NSManagedObjectModel { _managedObjectModel }
+
+    /// The coordinator's stores, in the order they were added.
+    open var persistentStores: [NSPersistentStore] { _withLock { _stores } }
+
+    /// A name for the coordinator, for debugging.
+    open var name: String? {
+        get { _withLock { _name } }
+        set { _withLock { _name = newValue } }
+    }
+
+    func _withLock<T>(_ body: () throws -> T) rethrows -> T {
+        _lock.lock()
+        defer { _lock.unlock() }
+        return try body()
+    }
+
+    // MARK: Store types
+
+    private static let registeredTypes = Mutex<[String: NSPersistentStore.Type]>([
+        NSInMemoryStoreType: NSInMemoryStore.self
+    ])
+
+    /// Registers a store class for a store type, so that `addPersistentStore(ofType:…)` can create it. `nil`
+    /// removes the registration.
+    open class func registerStoreClass(_ storeClass: AnyClass?, forStoreType storeType: String) {
+        guard let storeClass else {
+            registeredTypes.withLock { $0[storeType] = nil }
+            return
+        }
+        guard let persistentStoreClass = storeClass as? NSPersistentStore.Type else {
+            preconditionFailure("registerStoreClass(_:forStoreType:): \(storeClass) is not a subclass of NSPersistentStore")
+        }
+        registeredTypes.withLock { $0[storeType] = persistentStoreClass }
+    }
+
+    /// The registered store types and their classes.
+    open class var registeredStoreTypes: [String: Any] {
+        registeredTypes.withLock { types in types.mapValues { $0 as Any } }
+    }
+
+    static func storeClass(forType type: String) -> NSPersistentStore.Type? {
+        registeredTypes.withLock { $0[type] }
+    }
+
+    // MARK: Adding and removing stores
+
+    /// Adds a store of `storeType` at `storeURL` (ignored for the in-memory store) holding the entities of
+    /// `configuration`. The store is opened and checked against the model; an incompatible store throws
+    /// `NSPersistentStoreIncompatibleVersionHashError` and is left untouched.
+    @discardableResult
+    open func addPersistentStore(
+        ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
+        options: [AnyHashable: Any]?
+    ) throws -> NSPersistentStore {
+        guard let storeClass = NSPersistentStoreCoordinator.storeClass(forType: storeType) else {
+            throw coreDataError(
+                NSPersistentStoreInvalidTypeError,
+                "Unknown store type '\(storeType)'; register its class with registerStoreClass(_:forStoreType:)",
+                userInfo: [NSStoreTypeKey: storeType])
+        }
+        if let configuration, configuration != "PF_DEFAULT_CONFIGURATION_NAME",
+            _managedObjectModel.entities(forConfigurationName: configuration) == nil
+        {
+            throw coreDataError(
+                NSPersistentStoreInvalidTypeError,
+                "The model has no configuration named '\(configuration)'",
+                userInfo: ["configuration": configuration])
+        }
+        let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
+        return try _withLock {
+            if storeURL != nil, storeType != NSInMemoryStoreType,
+                _stores.contains(where: { $0._url?.standardizedFileURL == url.standardizedFileURL })
+            {
+                throw coreDataError(
+                    NSPersistentStoreOperationError, "The store at \(url.path) has already been added",
+                    userInfo: [NSURLErrorKey: url])
+            }
+            let store = storeClass.init(
+                persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
+            try store.loadMetadata()
+            try store._checkCompatibility(with: _managedObjectModel, configuration: configuration)
+            _stores.append(store)
+            store.didAdd(to: self)
+            return store
+        }
+    }
+
+    /// Adds a store of `type` (Swift-style spelling of `addPersistentStore(ofType:…)`).
+    @discardableResult
+    open func addPersistentStore(
+        type: NSPersistentStore.StoreType, configuration: String? = nil, at storeURL: URL,
+        options: [AnyHashable: Any]? = nil
+    ) throws -> NSPersistentStore {
+        try addPersistentStore(
+            ofType: type.rawValue, configurationName: configuration, at: storeURL, options: options)
+    }
+
+    /// Adds the store a description describes and calls `block` with the description and the error, if any.
+    open func addPersistentStore(
+        with storeDescription: NSPersistentStoreDescription,
+        completionHandler block: @escaping (NSPersistentStoreDescription, (any Error)?) -> Void
+    ) {
+        let add = { [self] in
+            do {
+                try addPersistentStore(
+                    ofType: storeDescription.type, configurationName: storeDescription.configuration,
+                    at: storeDescription.url, options: storeDescription._effectiveOptions)
+                block(storeDescription, nil)
+            } catch {
+                block(storeDescription, error)
+            }
+        }
+        if storeDescription.shouldAddStoreAsynchronously {
+            let box = UncheckedSendable(add)
+            DispatchQueue.global().async { box.value() }
+        } else {
+            add()
+        }
+    }
+
+    /// Removes a store from the coordinator.
+    open func remove(_ store: NSPersistentStore) throws {
+        try _withLock {
+            guard let index = _stores.firstIndex(where: { $0 === store }) else {
+                throw coreDataError(
+                    NSPersistentStoreOperationError, "The store \(store) is not part of this coordinator")
+            }
+            store.willRemove(from: self)
+            _stores.remove(at: index)
+            store._coordinator = nil
+        }
+    }
+
+    /// The store at `URL`.
+    open func persistentStore(for URL: URL) -> NSPersistentStore? {
+        _withLock { _stores.first { $0._url?.standardizedFileURL == URL.standardizedFileURL } }
+    }
+
+    /// The URL of a store.
+    open func url(for store: NSPersistentStore) -> URL {
+        store._url ?? URL(fileURLWithPath: "/dev/null")
+    }
+
+    /// Changes the URL of a store (for atomic stores, where the next save writes).
+    @discardableResult
+    open func setURL(_ url: URL, for store: NSPersistentStore) -> Bool {
+        _withLock {
+            guard _stores.contains(where: { $0 === store }) else { return false }
+            store._url = url
+            return true
+        }
+    }
+
+    // MARK: Metadata
+
+    /// The metadata of a store of this coordinator.
+    open func metadata(for store: NSPersistentStore) -> [String: Any] {
+        _withLock { store.metadata ?? [:] }
+    }
+
+    /// Sets the metadata of a store; it is written with the store's next save.
+    open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
+        _withLock { store.metadata = metadata ?? [:] }
+    }
+
+    /// The metadata of the store of `storeType` at `url`, read without adding the store.
+    open class func metadataForPersistentStore(
+        ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil
+    ) throws -> [String: Any] {
+        guard let storeClass = storeClass(forType: storeType) else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "Unknown store type '\(storeType)'")
+        }
+        return try storeClass.metadataForPersistentStore(with: url)
+    }
+
+    /// Writes metadata into the store of `storeType` at `url` without adding the store.
+    open class func setMetadata(
+        _ metadata: [String: Any]?, forPersistentStoreOfType storeType: String, at url: URL,
+        options: [AnyHashable: Any]? = nil
+    ) throws {
+        guard let storeClass = storeClass(forType: storeType) else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "Unknown store type '\(storeType)'")
+        }
+        try storeClass.setMetadata(metadata, forPersistentStoreAt: url)
+    }
+
+    // MARK: Object IDs
+
+    /// The object ID a URI from `NSManagedObjectID.uriRepresentation()` names, if it belongs to a store of this
+    /// coordinator; `nil` otherwise (temporary IDs included).
+    open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
+        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
+        let components = url.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard components.count == 2, components[1].hasPrefix("p") else { return nil }
+        return _withLock {
+            guard let store = _stores.first(where: { $0.identifier == host }),
+                let entity = _managedObjectModel.entitiesByName[String(components[0])]
+            else { return nil }
+            let key = String(components[1].dropFirst()).removingPercentEncoding ?? ""
+            if let number = Int64(key) {
+                return NSManagedObjectID(entity: entity, store: store, reference: .primaryKey(number))
+            }
+            return NSManagedObjectID(entity: entity, store: store, reference: .object(AnyHashable(key)))
+        }
+    }
+
+    // MARK: Destroying and replacing stores
+
+    /// Deletes the store of `storeType` at `url` and its companion files, making sure no coordinator of this
+    /// process still uses it.
+    open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil)
+        throws
+    {
+        if let store = persistentStore(for: url) { try remove(store) }
+        guard let storeClass = NSPersistentStoreCoordinator.storeClass(forType: storeType) else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "Unknown store type '\(storeType)'")
+        }
+        try storeClass._destroyStore(at: url)
+    }
+
+    /// Deletes the store of `type` at `url` (Swift-style spelling).
+    open func destroyPersistentStore(
+        at url: URL, type: NSPersistentStore.StoreType, options: [AnyHashable: Any]? = nil
+    ) throws {
+        try destroyPersistentStore(at: url, ofType: type.rawValue, options: options)
+    }
+
+    /// Replaces the store at `destinationURL` with a copy of the store at `sourceURL`.
+    open func replacePersistentStore(
+        at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil, withPersistentStoreFrom sourceURL: URL,
+        sourceOptions: [AnyHashable: Any]? = nil, ofType storeType: String
+    ) throws {
+        guard let storeClass = NSPersistentStoreCoordinator.storeClass(forType: storeType) else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "Unknown store type '\(storeType)'")
+        }
+        try storeClass._replaceStore(at: destinationURL, withStoreAt: sourceURL)
+    }
+
+    /// Replaces the store at `destinationURL` (Swift-style spelling).
+    open func replacePersistentStore(
+        at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil, withPersistentStoreFrom sourceURL: URL,
+        sourceOptions: [AnyHashable: Any]? = nil, type: NSPersistentStore.StoreType
+    ) throws {
+        try replacePersistentStore(
+            at: destinationURL, destinationOptions: destinationOptions, withPersistentStoreFrom: sourceURL,
+            sourceOptions: sourceOptions, ofType: type.rawValue)
+    }
+
+    // MARK: Blocks
+
+    /// Runs `block` asynchronously with the coordinator's stores to itself.
+    open func perform(_ block: @escaping () -> Void) {
+        let box = UncheckedSendable(block)
+        DispatchQueue.global().async { [self] in _withLock { box.value() } }
+    }
+
+    /// Runs `block` with the coordinator's stores to itself, and waits.
+    open func performAndWait(_ block: () -> Void) {
+        _withLock(block)
+    }
+
+    // MARK: Contexts
+
+    func _registerRootContext(_ context: NSManagedObjectContext) {
+        _withLock {
+            _rootContexts.removeAll { $0.context == nil }
+            _rootContexts.append(WeakContextReference(context: context))
+        }
+    }
+
+    /// The stores that hold objects of `entity`, in the order they were added.
+    func _stores(for entity: NSEntityDescription) -> [NSPersistentStore] {
+        _stores.filter { store in
+            guard let members = _managedObjectModel.entities(forConfigurationName: store._configurationName) else {
+                return false
+            }
+            return members.contains { $0 === entity || entity.isKindOf(entity: $0) || $0.isKindOf(entity: entity) }
+        }
+    }
+
+    func _backend(of store: NSPersistentStore?) throws -> PersistentStoreBackend {
+        guard let store, let backend = store as? PersistentStoreBackend else {
+            throw coreDataError(
+                NSPersistentStoreOperationError,
+                "The object's persistent store is not reachable from this coordinator")
+        }
+        return backend
+    }
+}
+
+/// A weak reference to a context.
+struct WeakContextReference {
+    weak var context: NSManagedObjectContext?
+}
+
+/// Carries a value the compiler cannot prove `Sendable` across a queue hop whose safety the framework
+/// guarantees (a context's block runs only on that context's queue).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,93 @@
+/// One object's persistent values as a store hands them out: a row.
+///
+/// `values` has one entry per slot of the entity's layout (`EntityCache.slots`): attributes as stored values,
+/// to-one relationships as `.objectID` or `.null`, to-many relationships as `.toManyFault` (their destinations
+/// are asked for separately), non-persistent slots `.null`.
+package struct StoreRow {
+    package var objectID: NSManagedObjectID
+    package var values: ContiguousArray<StoredValue>
+    /// The row's version (Core Data's `Z_OPT`): it grows by one with every saved change.
+    package var version: Int64
+
+    package init(objectID: NSManagedObjectID, values: ContiguousArray<StoredValue>, version: Int64) {
+        self.objectID = objectID
+        self.values = values
+        self.version = version
+    }
+}
+
+/// What a store answers to a fetch.
+package enum StoreFetchResult {
+    /// The matching rows, already filtered, sorted and limited as the request asks.
+    case rows([StoreRow])
+    /// Candidate rows (every object of the entity, or a superset of the matches): the caller applies the
+    /// predicate, sort order, offset and limit in memory.
+    case candidates([StoreRow])
+    /// The number of matching objects.
+    case count(Int)
+}
+
+/// One object in a save: its values as they are to be stored.
+package struct StoreSaveObject {
+    /// The object itself, for stores that read values through key-value coding (atomic stores).
+    package let object: NSManagedObject
+    package let objectID: NSManagedObjectID
+    /// The values in the store's representation: to-one relationships as `.objectID`/`.null`, to-many as
+    /// `.toManyFault`.
+    package let values: ContiguousArray<StoredValue>
+    /// For updates: the slots that changed.
+    package let changedSlots: SlotSet
+    /// The destinations of the to-many relationships that changed (all of them, for an insert), in order.
+    package let toMany: [Int: [NSManagedObjectID]]
+    /// For updates and deletes: the version the saving context last saw; the save fails with a merge conflict
+    /// if the store's version differs.
+    package let expectedVersion: Int64
+    /// Skip the version check (the `NSOverwriteMergePolicy`).
+    package let forced: Bool
+}
+
+/// The changes of one save, for one store.
+package struct StoreSaveChanges {
+    package var inserted: [StoreSaveObject] = []
+    package var updated: [StoreSaveObject] = []
+    package var deleted: [StoreSaveObject] = []
+
+    package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// A row whose version in the store differs from the version the saving context expected.
+package struct StoreConflict: @unchecked Sendable {
+    package let objectID: NSManagedObjectID
+    /// The store's current row; `nil` if the object was deleted from the store.
+    package let current: StoreRow?
+    package let expectedVersion: Int64
+}
+
+/// The outcome of a save: the new version of every inserted and updated row.
+package struct StoreSaveResult {
+    package var versions: [NSManagedObjectID: Int64] = [:]
+    package init() {}
+}
+
+/// The interface between the coordinator and every store, shaped like `NSIncrementalStore`: fetch rows, load
+/// one row, load one relationship, assign permanent IDs, save. No code above it knows SQL; no store knows
+/// about contexts beyond the objects handed to it.
+package protocol PersistentStoreBackend: AnyObject {
+    /// Executes a fetch of `request` (whose `entity` is resolved).
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult
+    /// The row of one object; `nil` if the store does not have it.
+    func row(for objectID: NSManagedObjectID) throws -> StoreRow?
+    /// The destinations of a to-many relationship of one object, in the relationship's order.
+    func destinations(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws
+        -> [NSManagedObjectID]
+    /// Permanent IDs for objects about to be saved to this store.
+    func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID]
+    /// Writes the changes atomically, or throws and writes nothing. Version mismatches throw `StoreConflicts`.
+    func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult
+}
+
+/// Thrown by `PersistentStoreBackend.save(_:)` when rows changed underneath the saving context.
+package struct StoreConflicts: Error {
+    package let conflicts: [StoreConflict]
+    package init(_ conflicts: [StoreConflict]) { self.conflicts = conflicts }
+}

@@ -1,0 +1,116 @@
+import Synchronization
+
+/// Finds the `NSManagedObject` subclass an entity names (`managedObjectClassName`), and the entity a subclass
+/// stands for — what Apple's framework does with `NSClassFromString` and the Objective-C runtime.
+///
+/// A class is found, in order: among the subclasses already seen (those whose `entity()`, `init(context:)`,
+/// `fetchRequest()` were used, or that were the result type of a fetch); by its module-qualified name; and, for an
+/// unqualified name such as `Employee`, by looking the name up among the classes of every loaded Swift image.
+/// If none is found the entity's objects are plain `NSManagedObject`s, as Apple's framework falls back.
+enum ManagedObjectClassRegistry {
+    private struct State {
+        var classesByName: [String: [NSManagedObject.Type]] = [:]
+        var resolved: [String: NSManagedObject.Type] = [:]
+        var models: [WeakModelReference] = []
+        var imageIndex: [String: [String]]?
+    }
+
+    private struct WeakModelReference {
+        weak var model: NSManagedObjectModel?
+    }
+
+    private static let state = Mutex(State())
+
+    /// Remembers a subclass seen in use.
+    static func register(_ objectClass: NSManagedObject.Type) {
+        guard objectClass != NSManagedObject.self else { return }
+        let full = String(reflecting: objectClass)
+        let short = String(describing: objectClass)
+        state.withLock { state in
+            for name in Set([full, short]) where !(state.classesByName[name] ?? []).contains(where: { $0 == objectClass }) {
+                state.classesByName[name, default: []].append(objectClass)
+            }
+            state.resolved = [:]
+        }
+    }
+
+    /// Remembers a model in use by a coordinator, for `NSManagedObject.entity()`.
+    static func noteModelInUse(_ model: NSManagedObjectModel) {
+        state.withLock { state in
+            state.models.removeAll { $0.model == nil }
+            state.models.append(WeakModelReference(model: model))
+        }
+    }
+
+    /// Whether an entity's class name names `objectClass`.
+    static func className(_ className: String, names objectClass: NSManagedObject.Type) -> Bool {
+        let full = String(reflecting: objectClass)
+        let short = String(describing: objectClass)
+        if className == full || className == short || className == "." + short { return true }
+        if let dot = className.lastIndex(of: "."), className[className.index(after: dot)...] == short {
+            // `Module.Employee` written for another module name (Xcode's "current product module"): accept it
+            // when the class's own module is unknown to the model.
+            return !full.contains(".") || className.hasPrefix(".")
+        }
+        return false
+    }
+
+    /// The entity of `objectClass`: in `model` if given, else in the models in use (the newest first).
+    static func entity(for objectClass: NSManagedObject.Type, in model: NSManagedObjectModel?) -> NSEntityDescription? {
+        register(objectClass)
+        let models: [NSManagedObjectModel]
+        if let model {
+            models = [model]
+        } else {
+            models = state.withLock { $0.models.compactMap(\.model) }.reversed()
+        }
+        for model in models {
+            let matches = model._entities.filter { entity in
+                guard let name = entity._managedObjectClassName else { return false }
+                return className(name, names: objectClass)
+            }
+            if let exact = matches.first(where: { $0._managedObjectClassName == String(reflecting: objectClass) }) {
+                return exact
+            }
+            if let first = matches.first { return first }
+        }
+        return nil
+    }
+
+    /// The class of the objects of `entity`.
+    static func objectClass(for entity: NSEntityDescription) -> NSManagedObject.Type {
+        guard let name = entity._managedObjectClassName, !name.isEmpty, name != "NSManagedObject" else {
+            return NSManagedObject.self
+        }
+        if let known = state.withLock({ $0.resolved[name] }) { return known }
+        let found = lookUp(name) ?? NSManagedObject.self
+        state.withLock { $0.resolved[name] = found }
+        return found
+    }
+
+    private static func lookUp(_ name: String) -> NSManagedObject.Type? {
+        let trimmed = name.hasPrefix(".") ? String(name.dropFirst()) : name
+        if let registered = state.withLock({ $0.classesByName[trimmed]?.first }) { return registered }
+        if trimmed.contains("."), let type = _typeByName(trimmed) as? NSManagedObject.Type {
+            register(type)
+            return type
+        }
+        let shortName = trimmed.split(separator: ".").last.map(String.init) ?? trimmed
+        let qualifiedNames = imageIndex()[shortName] ?? []
+        for qualified in qualifiedNames {
+            if let type = _typeByName(qualified) as? NSManagedObject.Type {
+                register(type)
+                return type
+            }
+        }
+        return nil
+    }
+
+    /// Class names of every loaded Swift image, short name to module-qualified names.
+    private static func imageIndex() -> [String: [String]] {
+        if let index = state.withLock({ $0.imageIndex }) { return index }
+        let index = SwiftImageClassIndex.build()
+        state.withLock { $0.imageIndex = index }
+        return index
+    }
+}

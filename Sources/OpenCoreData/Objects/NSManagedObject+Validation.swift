@@ -1,0 +1,148 @@
+/// Validation of managed objects against their model: mandatory values, validation predicates (which carry
+/// ranges, lengths and patterns), relationship counts and delete rules.
+extension NSManagedObject {
+    /// Validates one property's value: the model's rules, then the per-key hook.
+    func _validateValue(_ value: inout Any?, forKey key: String) throws {
+        let slot = _slot(forKey: key, "validateValue:forKey:")
+        let property = _layout.slots[slot].property
+        if let error = _modelValidationError(for: property, value: value) {
+            throw error
+        }
+        try validate(value: &value, forKey: key)
+    }
+
+    /// The first rule of the model that `value` breaks for `property`, as Core Data reports it.
+    func _modelValidationError(for property: NSPropertyDescription, value: Any?) -> NSError? {
+        let isNil = value == nil || value is NSNull
+        switch property {
+        case let relationship as NSRelationshipDescription where relationship.isToMany:
+            let count = _collectionCount(value)
+            if count == 0, !relationship._isOptional {
+                return _validationError(
+                    NSValidationRelationshipLacksMinimumCountError, property: property, value: value,
+                    message: "\(property._name) must have at least \(max(relationship._minCount, 1)) item(s).")
+            }
+            if count > 0, relationship._minCount > 0, count < relationship._minCount {
+                return _validationError(
+                    NSValidationRelationshipLacksMinimumCountError, property: property, value: value,
+                    message: "\(property._name) must have at least \(relationship._minCount) item(s).")
+            }
+            if relationship._maxCount > 0, count > relationship._maxCount {
+                return _validationError(
+                    NSValidationRelationshipExceedsMaximumCountError, property: property, value: value,
+                    message: "\(property._name) may have at most \(relationship._maxCount) item(s).")
+            }
+            return nil
+        default:
+            if isNil {
+                guard !property._isOptional else { return nil }
+                return _validationError(
+                    NSValidationMissingMandatoryPropertyError, property: property, value: nil,
+                    message: "\(property._name) is a required value.")
+            }
+            for (index, predicate) in property._validationPredicates.enumerated() {
+                guard !predicate.evaluate(with: value) else { continue }
+                let warning = index < property._validationWarnings.count ? property._validationWarnings[index] : nil
+                var code = NSManagedObjectValidationError
+                var message = "\(property._name) is not valid (\(predicate.predicateFormat))."
+                switch warning {
+                case let number as Int: code = number
+                case let number as NSNumber: code = number.intValue
+                case let text as String where !text.isEmpty:
+                    if let number = Int(text) { code = number } else { message = text }
+                default: break
+                }
+                if code != NSManagedObjectValidationError { message = Self._message(for: code, property: property) }
+                return _validationError(
+                    code, property: property, value: value, message: message,
+                    extra: [NSValidationPredicateErrorKey: predicate])
+            }
+            return nil
+        }
+    }
+
+    private func _collectionCount(_ value: Any?) -> Int {
+        switch value {
+        case let set as NSSet: return set.count
+        case let set as NSOrderedSet: return set.count
+        case let set as Set<NSManagedObject>: return set.count
+        case let array as [Any]: return array.count
+        case let array as NSArray: return array.count
+        default: return 0
+        }
+    }
+
+    static func _message(for code: Int, property: NSPropertyDescription) -> String {
+        let name = property._name
+        switch code {
+        case NSValidationNumberTooLargeError: return "\(name) is too large."
+        case NSValidationNumberTooSmallError: return "\(name) is too small."
+        case NSValidationDateTooLateError: return "\(name) is too late."
+        case NSValidationDateTooSoonError: return "\(name) is too soon."
+        case NSValidationInvalidDateError: return "\(name) is not a valid date."
+        case NSValidationStringTooLongError: return "\(name) is too long."
+        case NSValidationStringTooShortError: return "\(name) is too short."
+        case NSValidationStringPatternMatchingError: return "\(name) does not match the required pattern."
+        case NSValidationInvalidURIError: return "\(name) is not a valid URI."
+        default: return "\(name) is not valid."
+        }
+    }
+
+    /// A validation error in Core Data's shape: code, message, object, key and value.
+    func _validationError(
+        _ code: Int, property: NSPropertyDescription, value: Any?, message: String, extra: [String: Any] = [:]
+    ) -> NSError {
+        var info = extra
+        info[NSValidationObjectErrorKey] = self
+        info[NSValidationKeyErrorKey] = property._name
+        if let value, !(value is NSNull) { info[NSValidationValueErrorKey] = value }
+        return coreDataError(code, message, userInfo: info)
+    }
+
+    /// Validates every property; several failures are reported together as `NSValidationMultipleErrorsError`.
+    func _validateAllProperties() throws {
+        var errors: [NSError] = []
+        for slot in _layout.slots.indices {
+            if case .fetched = _layout.slots[slot].kind { continue }
+            if case .derived = _layout.slots[slot].kind { continue }
+            let key = _layout.slots[slot].name
+            var value = _publicValue(_resolvedValue(at: slot), slot: slot)
+            do {
+                try _validateValue(&value, forKey: key)
+            } catch let error as NSError {
+                errors.append(error)
+            }
+        }
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 { throw Self._multipleErrors(errors) }
+    }
+
+    static func _multipleErrors(_ errors: [NSError]) -> NSError {
+        coreDataError(
+            NSValidationMultipleErrorsError, "Multiple validation errors occurred.",
+            userInfo: [NSDetailedErrorsKey: errors])
+    }
+
+    /// A deny rule forbids deleting an object while its relationship still holds objects.
+    func _validateDeleteRules() throws {
+        for slot in _layout.relationshipSlots {
+            guard let relationship = _layout.slots[slot].property as? NSRelationshipDescription,
+                relationship._deleteRule == .denyDeleteRule
+            else { continue }
+            let destinations: [NSManagedObject]
+            switch _resolvedValue(at: slot) {
+            case .object(let object): destinations = [object]
+            case .toMany(let contents): destinations = contents.objects
+            default: destinations = []
+            }
+            let remaining = destinations.filter { !$0.isDeleted }
+            if !remaining.isEmpty {
+                throw _validationError(
+                    NSValidationRelationshipDeniedDeleteError, property: relationship, value: nil,
+                    message:
+                        "\(relationship._name) still holds \(remaining.count) object(s), so the deny rule forbids the deletion.",
+                    extra: [NSValidationValueErrorKey: remaining.count == 1 ? remaining[0] : Set(remaining)])
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+/// The slot-level machinery under key-value coding and the typed accessors: reading with fault firing, writing
+/// with change tracking, and keeping both sides of a relationship in step.
+extension NSManagedObject {
+    /// The slot of `key`, or a stop naming the entity and key (Apple raises `NSUnknownKeyException`).
+    @inline(__always)
+    func _slot(forKey key: String, _ operation: StaticString = "valueForUndefinedKey:") -> Int {
+        guard let slot = _layout.slotByName[key] else {
+            preconditionFailure(
+                """
+                [<\(String(describing: type(of: self))) \(_address)> \(operation)]: the entity \
+                \(_entity._name ?? "(null)") is not key value coding-compliant for the key "\(key)".
+                """)
+        }
+        return slot
+    }
+
+    var _address: String { "0x" + String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16) }
+
+    /// Loads the object's values if it is a fault.
+    @inline(__always)
+    func _fireFaultIfNeeded() {
+        if _flags.contains(.fault) { _fireFault() }
+    }
+
+    func _fireFault() {
+        if let context = _context {
+            context._fulfillFault(of: self)
+        } else {
+            // An object whose context has gone has nothing to load from; it reads as empty, never as garbage.
+            _values = ContiguousArray(repeating: .null, count: _layout.slots.count)
+            _flags.remove(.fault)
+        }
+    }
+
+    /// The value in `slot`, with relationship faults resolved to objects.
+    func _resolvedValue(at slot: Int) -> StoredValue {
+        _fireFaultIfNeeded()
+        switch _values[slot] {
+        case .objectID(let id):
+            guard let context = _context else { return .null }
+            let object = context.object(with: id)
+            _values[slot] = .object(object)
+            return .object(object)
+        case .toManyFault:
+            let contents = _loadToMany(slot)
+            return .toMany(contents)
+        case .null:
+            if case .fetched = _layout.slots[slot].kind, let context = _context {
+                return .boxed(AnyBox(context._evaluateFetchedProperty(slot: slot, of: self)))
+            }
+            return .null
+        case let value:
+            return value
+        }
+    }
+
+    /// Loads a to-many relationship's destinations from the store (or parent context).
+    func _loadToMany(_ slot: Int) -> RelationshipContents {
+        guard let context = _context else {
+            let empty = RelationshipContents()
+            _values[slot] = .toMany(empty)
+            return empty
+        }
+        let ids = (try? context._destinationIDs(of: self, slot: slot)) ?? []
+        let contents = RelationshipContents(ids.map { context.object(with: $0) })
+        _values[slot] = .toMany(contents)
+        return contents
+    }
+
+    /// The loaded contents of the to-many relationship in `slot`.
+    func _toManyContents(_ slot: Int) -> RelationshipContents {
+        switch _resolvedValue(at: slot) {
+        case .toMany(let contents): return contents
+        default:
+            let contents = RelationshipContents()
+            _values[slot] = .toMany(contents)
+            return contents
+        }
+    }
+
+    /// The to-one destination in `slot`.
+    func _toOneDestination(_ slot: Int) -> NSManagedObject? {
+        if case .object(let object) = _resolvedValue(at: slot) { return object }
+        return nil
+    }
+
+    // MARK: Change tracking
+
+    /// Keeps the value `slot` had before the first change of the current event (a copy, for a to-many
+    /// relationship, whose contents are about to change in place).
+    func _rememberOldValue(_ slot: Int) {
+        if _eventOldValues?[slot] != nil { return }
+        if _eventOldValues == nil { _eventOldValues = [:] }
+        if case .toMany(let contents) = _values[slot] {
+            _eventOldValues![slot] = .toMany(contents.copy())
+        } else {
+            _eventOldValues![slot] = _values[slot]
+        }
+    }
+
+    /// Records that `slot` changed: the object becomes updated in its context.
+    func _markChanged(_ slot: Int) {
+        _changed.insert(slot)
+        _eventChanged.insert(slot)
+        guard let context = _context, !_flags.contains(.inserted), !_flags.contains(.deleted),
+            !_flags.contains(.updated)
+        else {
+            _context?._noteChange()
+            return
+        }
+        _flags.insert(.updated)
+        context._registerUpdated(self)
+    }
+
+    /// Before a change: makes sure the committed values are kept apart from the values about to change.
+    @inline(__always)
+    func _prepareToChange() {
+        _fireFaultIfNeeded()
+        if _flags.contains(.deletedAndSaved) {
+            preconditionFailure(
+                "The object \(_objectID) was deleted and saved; it can no longer be changed (key-value coding)")
+        }
+    }
+
+    /// Writes an attribute value, tracking the change and registering its undo.
+    func _setAttribute(_ newValue: StoredValue, at slot: Int, key: String) {
+        _prepareToChange()
+        let old = _values[slot]
+        willChangeValue(forKey: key)
+        _rememberOldValue(slot)
+        _values[slot] = newValue
+        _markChanged(slot)
+        didChangeValue(forKey: key)
+        if let context = _context, context._registersUndo {
+            context._registerUndo(for: self) { object in
+                object._setAttribute(old, at: slot, key: key)
+            }
+        }
+    }
+
+    // MARK: Relationships
+
+    /// The slot of the inverse of the relationship in `slot`, in `destination`'s layout.
+    func _inverseSlot(of slot: Int, in destination: NSManagedObject) -> Int? {
+        guard let relationship = _layout.slots[slot].property as? NSRelationshipDescription,
+            let inverse = relationship._inverseRelationship
+        else { return nil }
+        return destination._layout.slotByName[inverse._name]
+    }
+
+    func _checkDestination(_ object: NSManagedObject, slot: Int) {
+        let relationship = _layout.slots[slot].property as! NSRelationshipDescription
+        if let destination = relationship._destinationEntity, !object._entity.isKindOf(entity: destination) {
+            preconditionFailure(
+                """
+                Unacceptable type of value for relationship: property = "\(relationship._name)" of entity \
+                \(_entity._name ?? ""); desired type = \(destination._name ?? ""); given type = \
+                \(object._entity._name ?? "")
+                """)
+        }
+        if let mine = _context, let theirs = object._context, mine !== theirs {
+            preconditionFailure(
+                """
+                Illegal attempt to establish a relationship '\(relationship._name)' between objects in different \
+                contexts (source = \(_objectID), destination = \(object._objectID))
+                """)
+        }
+        if let mine = _context, object._context == nil {
+            // Relating an object to one that is in no context inserts it, so that saving stays consistent.
+            mine.insert(object)
+        }
+    }
+
+    /// Sets a to-one relationship, keeping the inverse in step.
+    func _setToOne(_ newDestination: NSManagedObject?, at slot: Int, key: String, registerUndo: Bool = true) {
+        _prepareToChange()
+        let old = _toOneDestination(slot)
+        if old === newDestination { return }
+        if let newDestination { _checkDestination(newDestination, slot: slot) }
+        willChangeValue(forKey: key)
+        _rememberOldValue(slot)
+        _values[slot] = newDestination.map { .object($0) } ?? .null
+        _markChanged(slot)
+        didChangeValue(forKey: key)
+        if let old, let inverseSlot = _inverseSlot(of: slot, in: old) {
+            old._primitiveDetach(self, inverseSlot: inverseSlot)
+        }
+        if let newDestination, let inverseSlot = _inverseSlot(of: slot, in: newDestination) {
+            newDestination._primitiveAttach(self, inverseSlot: inverseSlot, sourceSlot: slot)
+        }
+        if registerUndo, let context = _context, context._registersUndo {
+            context._registerUndo(for: self) { object in
+                object._setToOne(old, at: slot, key: key)
+            }
+        }
+    }
+
+    /// Adds `destination` to the to-many relationship in `slot`, keeping the inverse in step.
+    func _addToMany(_ destination: NSManagedObject, at slot: Int, key: String, index: Int? = nil) {
+        _prepareToChange()
+        _checkDestination(destination, slot: slot)
+        let contents = _toManyContents(slot)
+        guard !contents.contains(destination) else { return }
+        willChangeValue(forKey: key)
+        _rememberOldValue(slot)
+        contents.insert(destination, at: index)
+        _markChanged(slot)
+        _proxiesDidChange(slot)
+        didChangeValue(forKey: key)
+        if let inverseSlot = _inverseSlot(of: slot, in: destination) {
+            destination._primitiveAttach(self, inverseSlot: inverseSlot, sourceSlot: slot)
+        }
+        if let context = _context, context._registersUndo {
+            context._registerUndo(for: self) { object in
+                object._removeFromMany(destination, at: slot, key: key)
+            }
+        }
+    }
+
+    /// Removes `destination` from the to-many relationship in `slot`, keeping the inverse in step.
+    func _removeFromMany(_ destination: NSManagedObject, at slot: Int, key: String) {
+        _prepareToChange()
+        let contents = _toManyContents(slot)
+        let position = contents.objects.firstIndex { $0 === destination }
+        guard let position else { return }
+        willChangeValue(forKey: key)
+        _rememberOldValue(slot)
+        contents.remove(destination)
+        _markChanged(slot)
+        _proxiesDidChange(slot)
+        didChangeValue(forKey: key)
+        if let inverseSlot = _inverseSlot(of: slot, in: destination) {
+            destination._primitiveDetach(self, inverseSlot: inverseSlot)
+        }
+        if let context = _context, context._registersUndo {
+            let ordered = (_layout.slots[slot].property as? NSRelationshipDescription)?._isOrdered ?? false
+            context._registerUndo(for: self) { object in
+                object._addToMany(destination, at: slot, key: key, index: ordered ? position : nil)
+            }
+        }
+    }
+
+    /// Replaces the whole contents of a to-many relationship.
+    func _setToMany(_ newObjects: [NSManagedObject], at slot: Int, key: String) {
+        _prepareToChange()
+        let contents = _toManyContents(slot)
+        let newIdentities = Set(newObjects.map(ObjectIdentifier.init))
+        for old in contents.objects where !newIdentities.contains(ObjectIdentifier(old)) {
+            _removeFromMany(old, at: slot, key: key)
+        }
+        let ordered = (_layout.slots[slot].property as? NSRelationshipDescription)?._isOrdered ?? false
+        for (position, object) in newObjects.enumerated() {
+            if contents.contains(object) {
+                if ordered, let current = contents.objects.firstIndex(where: { $0 === object }), current != position {
+                    _moveInOrdered(object, to: position, at: slot, key: key)
+                }
+            } else {
+                _addToMany(object, at: slot, key: key, index: ordered ? position : nil)
+            }
+        }
+    }
+
+    func _moveInOrdered(_ object: NSManagedObject, to position: Int, at slot: Int, key: String) {
+        let contents = _toManyContents(slot)
+        guard let current = contents.objects.firstIndex(where: { $0 === object }), current != position else { return }
+        willChangeValue(forKey: key)
+        _rememberOldValue(slot)
+        contents.remove(object)
+        contents.insert(object, at: min(position, contents.count))
+        _markChanged(slot)
+        _proxiesDidChange(slot)
+        didChangeValue(forKey: key)
+        if let context = _context, context._registersUndo {
+            context._registerUndo(for: self) { target in
+                target._moveInOrdered(object, to: current, at: slot, key: key)
+            }
+        }
+    }
+
+    /// The inverse side of a relationship gains `source`; no further inverse handling and no undo of its own
+    /// (undoing the change on the source side restores both sides).
+    func _primitiveAttach(_ source: NSManagedObject, inverseSlot: Int, sourceSlot: Int) {
+        _fireFaultIfNeeded()
+        let key = _layout.slots[inverseSlot].name
+        switch _layout.slots[inverseSlot].kind {
+        case .toMany:
+            let contents = _toManyContents(inverseSlot)
+            guard !contents.contains(source) else { return }
+            willChangeValue(forKey: key)
+            _rememberOldValue(inverseSlot)
+            contents.insert(source)
+            _markChanged(inverseSlot)
+            _proxiesDidChange(inverseSlot)
+            didChangeValue(forKey: key)
+        case .toOne:
+            let previous = _toOneDestination(inverseSlot)
+            if previous === source { return }
+            willChangeValue(forKey: key)
+            _rememberOldValue(inverseSlot)
+            _values[inverseSlot] = .object(source)
+            _markChanged(inverseSlot)
+            didChangeValue(forKey: key)
+            // The object this one pointed to loses it: a one-to-one or many-to-one moves, never duplicates.
+            let sourceName = source._layout.slots[sourceSlot].name
+            if let previous, previous !== source, let previousSlot = previous._layout.slotByName[sourceName] {
+                previous._primitiveDetach(self, inverseSlot: previousSlot)
+            }
+        default:
+            break
+        }
+    }
+
+    /// The inverse side of a relationship loses `source`.
+    func _primitiveDetach(_ source: NSManagedObject, inverseSlot: Int) {
+        _fireFaultIfNeeded()
+        let key = _layout.slots[inverseSlot].name
+        switch _layout.slots[inverseSlot].kind {
+        case .toMany:
+            let contents = _toManyContents(inverseSlot)
+            guard contents.contains(source) else { return }
+            willChangeValue(forKey: key)
+            _rememberOldValue(inverseSlot)
+            contents.remove(source)
+            _markChanged(inverseSlot)
+            _proxiesDidChange(inverseSlot)
+            didChangeValue(forKey: key)
+        case .toOne:
+            guard _toOneDestination(inverseSlot) === source else { return }
+            willChangeValue(forKey: key)
+            _rememberOldValue(inverseSlot)
+            _values[inverseSlot] = .null
+            _markChanged(inverseSlot)
+            didChangeValue(forKey: key)
+        default:
+            break
+        }
+    }
+}

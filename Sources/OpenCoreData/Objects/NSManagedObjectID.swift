@@ -1,0 +1,105 @@
+import Synchronization
+
+/// The identity of a managed object: which store it lives in, its entity and its key in that store.
+///
+/// An object inserted into a context has a temporary ID until it is saved (or `obtainPermanentIDs(for:)` is
+/// called); then it has a permanent one, whose URI (`x-coredata://<store UUID>/<Entity>/p<n>`) names it across
+/// launches. IDs are immutable and may be passed between threads and contexts; objects may not.
+///
+/// ```swift
+/// let id = employee.objectID
+/// let again = try otherContext.existingObject(with: id)
+/// ```
+public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
+    /// What identifies the object within its store.
+    enum Reference: Hashable, @unchecked Sendable {
+        /// An object not yet saved: unique in this process.
+        case temporary(UInt64)
+        /// A row of a SQL store, or a numbered object of an atomic store.
+        case primaryKey(Int64)
+        /// The reference object an atomic or custom incremental store chose.
+        case object(AnyHashable)
+    }
+
+    let _entity: NSEntityDescription
+    weak var _store: NSPersistentStore?
+    /// The store's identifier, kept so that the URI stays right after the store object has gone.
+    let _storeIdentifier: String?
+    let _reference: Reference
+
+    init(entity: NSEntityDescription, store: NSPersistentStore?, reference: Reference) {
+        _entity = entity
+        _store = store
+        _storeIdentifier = store?.identifier
+        _reference = reference
+        super.init()
+    }
+
+    private static let temporaryCounter = Atomic<UInt64>(1)
+    /// Distinguishes this process's temporary IDs from any other process's, as Apple's UUID-based ones do.
+    private static let temporaryPrefix = UUID().uuidString
+
+    /// A new temporary ID for an object of `entity` being inserted.
+    static func temporary(for entity: NSEntityDescription) -> NSManagedObjectID {
+        let number = temporaryCounter.add(1, ordering: .relaxed).oldValue
+        return NSManagedObjectID(entity: entity, store: nil, reference: .temporary(number))
+    }
+
+    /// The entity of the object.
+    public var entity: NSEntityDescription { _entity }
+
+    /// The store the object lives in; `nil` for a temporary ID.
+    public var persistentStore: NSPersistentStore? { _store }
+
+    /// Whether the ID is temporary: the object has not been saved and the ID will change when it is.
+    public var isTemporaryID: Bool {
+        if case .temporary = _reference { return true }
+        return false
+    }
+
+    /// The row number for an ID of a SQL store.
+    var _primaryKey: Int64? {
+        if case .primaryKey(let key) = _reference { return key }
+        return nil
+    }
+
+    /// A URI that names the object: `x-coredata://<store UUID>/<Entity>/p<n>` for a saved object,
+    /// `x-coredata:///<Entity>/t<unique>` for a temporary one.
+    public func uriRepresentation() -> URL {
+        let entityName = _entity._name ?? ""
+        let path: String
+        switch _reference {
+        case .temporary(let number):
+            return URL(string: "x-coredata:///\(entityName)/t\(NSManagedObjectID.temporaryPrefix)\(number)")!
+        case .primaryKey(let key):
+            path = "p\(key)"
+        case .object(let reference):
+            path = "p\(reference.base)"
+        }
+        let host = _storeIdentifier ?? ""
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path
+        return URL(string: "x-coredata://\(host)/\(entityName)/\(encoded)")!
+    }
+
+    public func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObjectID else { return false }
+        if other === self { return true }
+        guard _reference == other._reference else { return false }
+        if case .temporary = _reference { return true }
+        guard _entity === other._entity || _entity._name == other._entity._name else { return false }
+        return _storeIdentifier == other._storeIdentifier
+    }
+
+    public override var hash: Int {
+        var hasher = Hasher()
+        hasher.combine(_reference)
+        return hasher.finalize()
+    }
+
+    public override var description: String {
+        let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
+        return "0x\(address) <\(uriRepresentation().absoluteString)>"
+    }
+}

@@ -1,0 +1,243 @@
+/// One property value as a managed object and the stores hold it: compact (24 bytes), with no boxing for the
+/// common attribute types, so that reading a fetched row and reading a property cost no dynamic casts.
+package enum StoredValue {
+    case null
+    /// Integer 16, 32 and 64 attributes.
+    case int(Int64)
+    case bool(Bool)
+    case double(Double)
+    case float(Float)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+    /// A to-one destination known only by its ID (a snapshot's foreign key, or a fault not yet resolved).
+    case objectID(NSManagedObjectID)
+    /// A to-one destination object.
+    case object(NSManagedObject)
+    /// A to-many relationship's loaded contents.
+    case toMany(RelationshipContents)
+    /// A to-many relationship not loaded yet: a relationship fault.
+    case toManyFault
+    /// Anything else: decimals, transformable values, composite dictionaries, object-ID attributes.
+    case boxed(AnyBox)
+
+    var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+}
+
+/// Holds a value of any type inside a `StoredValue`, keeping the enum small.
+package final class AnyBox: @unchecked Sendable {
+    let value: Any
+    init(_ value: Any) { self.value = value }
+}
+
+/// The contents of a loaded to-many relationship: its objects in order (insertion order for unordered
+/// relationships, the relationship's order for ordered ones) with a set for membership.
+package final class RelationshipContents {
+    private(set) var objects: [NSManagedObject]
+    private var members: Set<ObjectIdentifier>
+
+    init(_ objects: [NSManagedObject] = []) {
+        var unique: [NSManagedObject] = []
+        var members = Set<ObjectIdentifier>()
+        unique.reserveCapacity(objects.count)
+        for object in objects where members.insert(ObjectIdentifier(object)).inserted {
+            unique.append(object)
+        }
+        self.objects = unique
+        self.members = members
+    }
+
+    var count: Int { objects.count }
+
+    func contains(_ object: NSManagedObject) -> Bool { members.contains(ObjectIdentifier(object)) }
+
+    /// Adds `object` at the end (or at `index`); false if it was already there.
+    @discardableResult
+    func insert(_ object: NSManagedObject, at index: Int? = nil) -> Bool {
+        guard members.insert(ObjectIdentifier(object)).inserted else { return false }
+        if let index, index <= objects.count {
+            objects.insert(object, at: index)
+        } else {
+            objects.append(object)
+        }
+        return true
+    }
+
+    /// Removes `object`; false if it was not there.
+    @discardableResult
+    func remove(_ object: NSManagedObject) -> Bool {
+        guard members.remove(ObjectIdentifier(object)) != nil else { return false }
+        if let index = objects.firstIndex(where: { $0 === object }) {
+            objects.remove(at: index)
+        }
+        return true
+    }
+
+    func copy() -> RelationshipContents { RelationshipContents(objects) }
+}
+
+extension StoredValue {
+    /// Converts a value given through key-value coding to the representation of `type`; `nil` if the value cannot
+    /// be one (a string for a number, say). Numbers convert between numeric types as `NSNumber` does.
+    static func attributeValue(_ value: Any?, type: NSAttributeType) -> StoredValue? {
+        guard let value = unwrap(value) else { return .null }
+        if value is NSNull { return .null }
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            guard let number = integer(value) else { return nil }
+            return .int(number)
+        case .booleanAttributeType:
+            if let bool = value as? Bool { return .bool(bool) }
+            guard let number = integer(value) else { return nil }
+            return .bool(number != 0)
+        case .doubleAttributeType:
+            guard let number = double(value) else { return nil }
+            return .double(number)
+        case .floatAttributeType:
+            guard let number = double(value) else { return nil }
+            return .float(Float(number))
+        case .decimalAttributeType:
+            if let decimal = value as? Decimal { return .boxed(AnyBox(decimal)) }
+            if let number = value as? NSDecimalNumber { return .boxed(AnyBox(number.decimalValue)) }
+            if let number = value as? NSNumber { return .boxed(AnyBox(number.decimalValue)) }
+            if let number = double(value) { return .boxed(AnyBox(Decimal(number))) }
+            return nil
+        case .stringAttributeType:
+            if let string = value as? String { return .string(string) }
+            if let string = value as? NSString { return .string(string as String) }
+            return nil
+        case .dateAttributeType:
+            if let date = value as? Date { return .date(date) }
+            if let date = value as? NSDate { return .date(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)) }
+            return nil
+        case .binaryDataAttributeType:
+            if let data = value as? Data { return .data(data) }
+            if let data = value as? NSData { return .data(Data(referencing: data)) }
+            return nil
+        case .UUIDAttributeType:
+            if let uuid = value as? UUID { return .uuid(uuid) }
+            if let uuid = value as? NSUUID { return .uuid(uuid as UUID) }
+            return nil
+        case .URIAttributeType:
+            if let url = value as? URL { return .url(url) }
+            if let url = value as? NSURL, let converted = url as URL? { return .url(converted) }
+            return nil
+        case .objectIDAttributeType:
+            guard let objectID = value as? NSManagedObjectID else { return nil }
+            return .boxed(AnyBox(objectID))
+        case .compositeAttributeType:
+            if let dictionary = value as? [String: Any] { return .boxed(AnyBox(dictionary)) }
+            if let dictionary = value as? NSDictionary { return .boxed(AnyBox(dictionary)) }
+            return nil
+        case .transformableAttributeType, .undefinedAttributeType:
+            return .boxed(AnyBox(value))
+        }
+    }
+
+    /// The value as key-value coding returns it, as Apple's Core Data does: `NSNumber` for numbers and
+    /// booleans, `NSDecimalNumber` for decimals, Swift values for the rest.
+    var publicValue: Any? {
+        switch self {
+        case .null, .toManyFault: return nil
+        case .int(let value): return NSNumber(value: value)
+        case .bool(let value): return NSNumber(value: value)
+        case .double(let value): return NSNumber(value: value)
+        case .float(let value): return NSNumber(value: value)
+        case .string(let value): return value
+        case .date(let value): return value
+        case .data(let value): return value
+        case .uuid(let value): return value
+        case .url(let value): return value
+        case .objectID(let value): return value
+        case .object(let value): return value
+        case .toMany(let contents): return contents.objects
+        case .boxed(let box):
+            if let decimal = box.value as? Decimal { return NSDecimalNumber(decimal: decimal) }
+            return box.value
+        }
+    }
+
+    /// Whether two values are the same, for change tracking: a value set back to what it was is no change.
+    func isSame(as other: StoredValue) -> Bool {
+        switch (self, other) {
+        case (.null, .null), (.toManyFault, .toManyFault): return true
+        case (.int(let a), .int(let b)): return a == b
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
+        case (.float(let a), .float(let b)): return a == b || (a.isNaN && b.isNaN)
+        case (.string(let a), .string(let b)): return a == b
+        case (.date(let a), .date(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.uuid(let a), .uuid(let b)): return a == b
+        case (.url(let a), .url(let b)): return a == b
+        case (.objectID(let a), .objectID(let b)): return a == b
+        case (.object(let a), .object(let b)): return a === b
+        case (.object(let a), .objectID(let b)), (.objectID(let b), .object(let a)): return a.objectID == b
+        case (.toMany(let a), .toMany(let b)): return a === b
+        case (.boxed(let a), .boxed(let b)):
+            if a === b { return true }
+            if let x = a.value as? Decimal, let y = b.value as? Decimal { return x == y }
+            if let x = a.value as? AnyHashable, let y = b.value as? AnyHashable { return x == y }
+            if let x = a.value as? NSObject, let y = b.value as? NSObject { return x.isEqual(y) }
+            return false
+        default: return false
+        }
+    }
+
+    private static func unwrap(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        // An `Optional` inside an `Any` (e.g. `Int?` passed to `setValue(_:forKey:)`) is looked through.
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            return mirror.children.first.map(\.value)
+        }
+        return value
+    }
+
+    static func integer(_ value: Any) -> Int64? {
+        switch value {
+        case let number as Int: return Int64(number)
+        case let number as Int64: return number
+        case let number as Int32: return Int64(number)
+        case let number as Int16: return Int64(number)
+        case let number as Int8: return Int64(number)
+        case let number as UInt: return Int64(exactly: number)
+        case let number as UInt64: return Int64(exactly: number)
+        case let number as UInt32: return Int64(number)
+        case let number as UInt16: return Int64(number)
+        case let number as UInt8: return Int64(number)
+        case let bool as Bool: return bool ? 1 : 0
+        case let number as Double: return number.isFinite ? Int64(exactly: number.rounded(.towardZero)) : nil
+        case let number as Float: return number.isFinite ? Int64(exactly: number.rounded(.towardZero)) : nil
+        case let decimal as Decimal: return NSDecimalNumber(decimal: decimal).int64Value
+        case let number as NSNumber: return number.int64Value
+        default: return nil
+        }
+    }
+
+    static func double(_ value: Any) -> Double? {
+        switch value {
+        case let number as Double: return number
+        case let number as Float: return Double(number)
+        case let number as Int: return Double(number)
+        case let number as Int64: return Double(number)
+        case let number as Int32: return Double(number)
+        case let number as Int16: return Double(number)
+        case let number as Int8: return Double(number)
+        case let number as UInt: return Double(number)
+        case let number as UInt64: return Double(number)
+        case let number as UInt32: return Double(number)
+        case let number as UInt16: return Double(number)
+        case let number as UInt8: return Double(number)
+        case let bool as Bool: return bool ? 1 : 0
+        case let decimal as Decimal: return NSDecimalNumber(decimal: decimal).doubleValue
+        case let number as NSNumber: return number.doubleValue
+        default: return nil
+        }
+    }
+}

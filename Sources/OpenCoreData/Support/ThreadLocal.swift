@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A per-thread value: the context whose block is running on this thread, the object being constructed as a
+/// fault. Kept out of Foundation's thread dictionary, which is too slow for per-object use.
+final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {
+    private var key = pthread_key_t()
+
+    init() {
+        pthread_key_create(&key, nil)
+    }
+
+    var value: Value? {
+        get {
+            guard let raw = pthread_getspecific(key) else { return nil }
+            return Unmanaged<Value>.fromOpaque(raw).takeUnretainedValue()
+        }
+        set {
+            pthread_setspecific(key, newValue.map { Unmanaged.passUnretained($0).toOpaque() })
+        }
+    }
+
+    /// Runs `body` with the value set, restoring the previous value afterwards. The value is not retained: it must
+    /// outlive the call, which it does for every use here.
+    func withValue<T>(_ newValue: Value?, _ body: () throws -> T) rethrows -> T {
+        let previous = value
+        value = newValue
+        defer { value = previous }
+        return try body()
+    }
+}
