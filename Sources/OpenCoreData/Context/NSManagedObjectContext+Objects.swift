@@ -27,7 +27,7 @@ extension NSManagedObjectContext {
     /// Whether the context has unsaved changes.
     public var hasChanges: Bool {
         _assertOnQueue()
-        return !_inserted.isEmpty || !_deleted.isEmpty || !_pendingDeletes.isEmpty
+        return !_inserted.isEmpty || !_deleted.isEmpty || _pendingDeletes.contains { !$0._flags.contains(.inserted) }
             || _updated.values.contains { $0.hasChanges }
     }
 
