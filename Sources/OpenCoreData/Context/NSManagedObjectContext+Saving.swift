@@ -316,6 +316,11 @@ extension NSManagedObjectContext {
                 }
             }
         }
+        _forgetPendingChanges()
+    }
+
+    /// Empties the records of unsaved changes and of the current event.
+    func _forgetPendingChanges() {
         _inserted = [:]
         _updated = [:]
         _deleted = [:]
@@ -323,6 +328,7 @@ extension NSManagedObjectContext {
         _eventInserted = [:]
         _eventUpdated = [:]
         _eventDeleted = [:]
+        _eventRefreshed = [:]
         _hasEventChanges = false
     }
 
@@ -341,15 +347,7 @@ extension NSManagedObjectContext {
             object._changed.removeAll()
             object._flags = .fault
         }
-        _inserted = [:]
-        _updated = [:]
-        _deleted = [:]
-        _pendingDeletes = []
-        _eventInserted = [:]
-        _eventUpdated = [:]
-        _eventDeleted = [:]
-        _eventRefreshed = [:]
-        _hasEventChanges = false
+        _forgetPendingChanges()
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didChangeObjectsNotification, object: self,
             userInfo: [NSInvalidatedAllObjectsKey: Array(objects.map(\._objectID))])

@@ -48,6 +48,18 @@ extension NSManagedObject {
         }
     }
 
+    /// An object being added to a relationship through a proxy, which must be a managed object.
+    func _proxyDestination(_ object: Any, slot: Int) -> NSManagedObject {
+        guard let destination = object as? NSManagedObject else {
+            preconditionFailure(
+                """
+                Only managed objects can be added to the relationship '\(_layout.slots[slot].name)'; got a \
+                \(type(of: object))
+                """)
+        }
+        return destination
+    }
+
     /// The objects of a to-many relationship, loading it if needed.
     func _toManyObjects(_ slot: Int) -> [NSManagedObject] { _toManyContents(slot).objects }
 }
@@ -83,11 +95,7 @@ final class ToManyMutableSet: NSMutableSet, ToManyProxy {
     private var contents: RelationshipContents { owner._toManyContents(slot) }
 
     private func destination(_ object: Any) -> NSManagedObject {
-        guard let destination = object as? NSManagedObject else {
-            preconditionFailure(
-                "Only managed objects can be added to the relationship '\(key)'; got a \(type(of: object))")
-        }
-        return destination
+        owner._proxyDestination(object, slot: slot)
     }
 
     override var count: Int { contents.count }
@@ -154,11 +162,7 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
     private var current: [NSManagedObject] { owner._toManyObjects(slot) }
 
     private func destination(_ object: Any) -> NSManagedObject {
-        guard let destination = object as? NSManagedObject else {
-            preconditionFailure(
-                "Only managed objects can be added to the relationship '\(key)'; got a \(type(of: object))")
-        }
-        return destination
+        owner._proxyDestination(object, slot: slot)
     }
 
     /// Makes the relationship hold exactly `objects`, in this order.
