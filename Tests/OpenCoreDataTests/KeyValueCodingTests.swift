@@ -142,5 +142,61 @@ import Testing
         let ordered = NSOrderedSet(array: [["k": 1], ["k": 2]])
         #expect((ordered.value(forKey: "k") as? NSOrderedSet)?.array as? [Int] == [1, 2])
     }
+
+    /// Stands in for `NSManagedObject`: an `NSObject` subclass that answers `value(forKey:)` with what Core Data
+    /// returns (NSNumber, String, Date, Data, UUID, URL, NSDecimalNumber, a set for to-many, an ordered set for
+    /// ordered to-many, the related object for to-one).
+    final class Record: NSObject, KeyValueCoding {
+        var storage: [String: Any] = [:]
+
+        init(_ storage: [String: Any]) {
+            self.storage = storage
+        }
+
+        func value(forKey key: String) -> Any? {
+            storage[key]
+        }
+    }
+
+    @Test func managedObjectLikeValues() {
+        let ada = Record([
+            "name": "Ada", "age": NSNumber(value: Int16(36)), "salary": NSDecimalNumber(string: "1000.50"),
+        ])
+        let alan = Record(["name": "Alan", "age": NSNumber(value: Int16(41)), "salary": NSDecimalNumber(string: "900")])
+        let id = UUID()
+        let company = Record([
+            "name": "Analytical Engines",
+            "founded": Date(timeIntervalSinceReferenceDate: 0),
+            "logo": Data([0xFF]),
+            "site": URL(string: "https://example.com")!,
+            "id": id,
+            "public": NSNumber(value: true),
+            "employees": Set([ada, alan]),
+            "board": NSOrderedSet(array: [alan, ada]),
+            "ceo": ada,
+        ])
+        let holds = { (format: String, args: [Any]) in
+            NSPredicate(format: format, argumentArray: args).evaluate(with: company)
+        }
+        #expect(holds("ANY employees.name == 'Ada'", []))
+        #expect(holds("ALL employees.age > 30", []))
+        #expect(holds("employees.@count == 2", []))
+        #expect(holds("employees.@sum.salary == 1900.5", []))
+        #expect(holds("employees.@max.age == 41", []))
+        #expect(holds("board[FIRST].name == 'Alan'", []))
+        #expect(holds("ceo.name == 'Ada' AND ceo == %@", [ada]))
+        #expect(holds("ceo != %@", [alan]))
+        #expect(holds("%@ IN employees", [alan]))
+        #expect(holds("employees CONTAINS %@", [ada]))
+        #expect(holds("founded < %@ AND public == YES", [Date()]))
+        #expect(
+            holds("logo == %@ AND site == %@ AND id == %@", [Data([0xFF]), URL(string: "https://example.com")!, id]))
+        #expect(holds("SUBQUERY(employees, $e, $e.salary > 950).@count == 1", []))
+        #expect(!holds("missing == 'x'", []))
+        let sorted = (company.storage["employees"] as! Set<Record>).sorted(using: [
+            NSSortDescriptor(key: "salary", ascending: false)
+        ])
+        #expect(sorted.map { $0.storage["name"] as? String } == ["Ada", "Alan"])
+    }
     #endif
 }

@@ -83,6 +83,14 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     /// The selector of a custom-selector comparison, `nil` otherwise.
     open private(set) var customSelector: Selector?
 
+    /// A constant right-hand side, classified once rather than once per evaluated object.
+    let rightConstant: PredicateValueComparison.Classified?
+
+    private static func classifiedConstant(_ expression: NSExpression) -> PredicateValueComparison.Classified? {
+        guard case .constant(let value?) = expression.kind else { return nil }
+        return PredicateValueComparison.classify(value)
+    }
+
     /// Creates a comparison predicate.
     public init(
         leftExpression lhs: NSExpression, rightExpression rhs: NSExpression, modifier: Modifier,
@@ -94,6 +102,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         predicateOperatorType = type
         self.options = options
         customSelector = nil
+        rightConstant = Self.classifiedConstant(rhs)
         super.init(predicateKind: .subclass)
     }
 
@@ -107,6 +116,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         predicateOperatorType = .customSelector
         options = []
         customSelector = selector
+        rightConstant = nil
         super.init(predicateKind: .subclass)
     }
 
@@ -125,6 +135,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         predicateOperatorType = comparison.predicateOperatorType
         options = comparison.options
         customSelector = comparison.customSelector
+        rightConstant = comparison.rightConstant
         super.init(predicateKind: .subclass)
         disallowEvaluation()
     }

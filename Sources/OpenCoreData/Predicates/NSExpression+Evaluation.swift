@@ -64,6 +64,7 @@ extension NSExpression {
             }
             return matching
         case .aggregate(let expressions):
+            if let constantAggregate { return constantAggregate }
             return expressions.map { $0.value(object, in: scope) ?? NSNull() }
         case .anyKey:
             preconditionFailure("ANYKEY expressions are for Spotlight queries and cannot be evaluated")
