@@ -8,7 +8,16 @@ extension Dictionary: KeyValueCoding {
         if key.hasPrefix("@") {
             return KeyValueCodingDictionary.property(String(key.dropFirst()), of: self as NSDictionary)
         }
-        guard let typedKey = key as? Key, let value = self[typedKey] else { return nil }
+        // String keys are the common case; a metatype comparison avoids a dynamic cast per lookup.
+        let typedKey: Key
+        if Key.self == String.self {
+            typedKey = unsafeBitCast(key, to: Key.self)
+        } else if let converted = key as? Key {
+            typedKey = converted
+        } else {
+            return nil
+        }
+        guard let value = self[typedKey] else { return nil }
         return PredicateValueComparison.unwrap(value)
     }
 }

@@ -71,17 +71,17 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     }
 
     /// The left-hand expression.
-    open private(set) var leftExpression: NSExpression
+    public let leftExpression: NSExpression
     /// The right-hand expression.
-    open private(set) var rightExpression: NSExpression
+    public let rightExpression: NSExpression
     /// The operator.
-    open private(set) var predicateOperatorType: Operator
+    public let predicateOperatorType: Operator
     /// The modifier (`ANY`, `ALL` or direct).
-    open private(set) var comparisonPredicateModifier: Modifier
+    public let comparisonPredicateModifier: Modifier
     /// The string comparison options.
-    open private(set) var options: Options
+    public let options: Options
     /// The selector of a custom-selector comparison, `nil` otherwise.
-    open private(set) var customSelector: Selector?
+    public let customSelector: Selector?
 
     /// A constant right-hand side, classified once rather than once per evaluated object.
     let rightConstant: PredicateValueComparison.Classified?

@@ -81,10 +81,22 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
     /// The value of an aggregate of constants (`{1, 2, 3}`), computed once: `IN {…}` evaluates it per object.
     let constantAggregate: [Any]?
 
+    /// For a key path of one plain key on the evaluated object (`age`), the key: the common case, read without
+    /// matching over `kind`.
+    let simpleKey: String?
+
     init(kind: Kind) {
         self.kind = kind
         constantAggregate = NSExpression.constantAggregate(of: kind)
+        simpleKey = NSExpression.simpleKey(of: kind)
         super.init()
+    }
+
+    private static func simpleKey(of kind: Kind) -> String? {
+        guard case .keyPath(_, let components, nil) = kind, components.count == 1, !components[0].hasPrefix("@") else {
+            return nil
+        }
+        return components[0]
     }
 
     private static func constantAggregate(of kind: Kind) -> [Any]? {
@@ -108,6 +120,7 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
             preconditionFailure("NSExpression(expressionType: .\(type)) needs operands: use the matching initializer")
         }
         constantAggregate = nil
+        simpleKey = nil
         super.init()
     }
 
@@ -246,6 +259,7 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
             let parsed = try PredicateParser.parseExpression(format, arguments: [])
             kind = parsed.kind
             constantAggregate = parsed.constantAggregate
+            simpleKey = parsed.simpleKey
         } catch {
             throw DecodingError.dataCorruptedError(
                 in: container, debugDescription: "Invalid expression format: \(error.localizedDescription)")

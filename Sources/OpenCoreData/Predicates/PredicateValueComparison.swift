@@ -11,8 +11,16 @@ package enum PredicateValueComparison {
     @inline(__always)
     package static func unwrap(_ value: Any?) -> Any? {
         guard let value else { return nil }
-        if type(of: value) is AnyObject.Type {
-            return value is NSNull ? nil : value
+        let type = type(of: value)
+        // Asking whether a value conforms to a protocol costs a hash lookup; the common value types are known not
+        // to be optionals, and comparing metatypes is a pointer comparison.
+        if type == String.self || type == Int.self || type == Double.self || type == Bool.self || type == Date.self
+            || type == Int16.self || type == Int32.self || type == Int64.self || type == Decimal.self
+        {
+            return value
+        }
+        if type is AnyObject.Type {
+            return type == NSNull.self ? nil : value
         }
         if let optional = value as? any OptionalUnwrapping {
             return unwrap(optional.unwrappedValue)
