@@ -63,11 +63,21 @@ extension NSComparisonPredicate {
 /// and memory agree.
 package enum PredicateComparisonOperator {
     /// The elements an `ANY`/`ALL` modifier ranges over: a collection's elements, a lone value as itself, nothing
-    /// for `nil`.
+    /// for `nil`. A key path through two to-many relationships (`ANY departments.employees.name`) gives a set of
+    /// sets; its members are flattened, so that the predicate ranges over every employee as the SQL store's joins
+    /// do.
     static func elements(of value: Any?) -> [Any]? {
         guard let value = PredicateValueComparison.unwrap(value) else { return nil }
-        if let collection = value as? any KeyValueCodingCollection { return collection.keyValueCodingElements }
-        return [value]
+        guard let collection = value as? any KeyValueCodingCollection else { return [value] }
+        let members = collection.keyValueCodingElements
+        guard collection.keyValueCodingKind != .array,
+            members.contains(where: { $0 is any KeyValueCodingCollection })
+        else { return members }
+        var flattened: [Any] = []
+        for element in members {
+            if let nested = elements(of: element) { flattened.append(contentsOf: nested) }
+        }
+        return flattened
     }
 
     /// Whether `lhs` and `rhs` satisfy `type` with `options`.
