@@ -186,6 +186,7 @@ import Testing
         #expect(holds("board[FIRST].name == 'Alan'", []))
         #expect(holds("ceo.name == 'Ada' AND ceo == %@", [ada]))
         #expect(holds("ceo != %@", [alan]))
+        #expect(NSPredicate(format: "ceo == %@ AND %@ IN employees", ada, alan).evaluate(with: company))
         #expect(holds("%@ IN employees", [alan]))
         #expect(holds("employees CONTAINS %@", [ada]))
         #expect(holds("founded < %@ AND public == YES", [Date()]))
