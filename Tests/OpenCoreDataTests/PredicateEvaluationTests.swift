@@ -203,6 +203,19 @@ import Testing
         #expect(holds("ANY tags BEGINSWITH[c] 'B'", set))
     }
 
+    @Test func anyRangesOverNestedToManyRelationships() {
+        let company: [String: Any] = [
+            "departments": Set([
+                NSDictionary(dictionary: ["employees": Set(["Ann", "Bob"])]),
+                NSDictionary(dictionary: ["employees": Set(["Cy"])]),
+            ])
+        ]
+        #expect(holds("ANY departments.employees == 'Cy'", company))
+        #expect(!holds("ANY departments.employees == 'Dee'", company))
+        #expect(!holds("ALL departments.employees BEGINSWITH 'A'", company))
+        #expect(holds("ALL departments.employees IN {'Ann', 'Bob', 'Cy'}", company))
+    }
+
     @Test func keyPathAcrossToManyWithoutQualifierIsACollection() {
         let parent: [String: Any] = ["children": [["age": 10], ["age": 14]]]
         #expect(!holds("children.age == 10", parent))
