@@ -33,7 +33,7 @@ let package = Package(
             name: "OpenCoreData",
             dependencies: ["CSQLite", "OpenCoreDataMacros"]
         ),
-        .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData"]),
+        .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataMacros"]),
         .executableTarget(
             name: "coredata",
             dependencies: [

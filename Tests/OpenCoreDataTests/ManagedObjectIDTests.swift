@@ -243,3 +243,56 @@ import Glibc
         #expect(message.contains("'checked'"))
     }
 }
+
+@Suite struct SnapshotEventTests {
+    @Test func undoTellsTheObject() throws {
+        let context = CompanyModel.context(model: SnapshotModel.make())
+        try context.performAndWait {
+            let note = SnapshotNote(context: context)
+            note.setValue("a", forKey: "text")
+            try context.save()
+            context.undoManager = UndoManager()
+            note.setValue("b", forKey: "text")
+            context.undo()
+            #expect(note.events.contains(.undoUpdate))
+            context.delete(note)
+            context.undo()
+            #expect(note.events.contains(.undoDeletion))
+            note.setValue("c", forKey: "text")
+            context.rollback()
+            #expect(note.events.contains(.rollback))
+        }
+    }
+
+    @Test func registeredObjectsAreWeakUnlessRetained() throws {
+        let context = CompanyModel.context()
+        try context.performAndWait {
+            _ = try ManagedObjectContextTests.seed(context, company: "Solo", employees: [])
+            context.refreshAllObjects()
+            #expect(context.registeredObjects.isEmpty, "saved, unreferenced objects go away")
+            context.retainsRegisteredObjects = true
+            _ = try context.fetch(NSFetchRequest<Company>(entityName: "Company"))
+            #expect(context.registeredObjects.count == 1, "unless the context retains them")
+        }
+    }
+}
+
+enum SnapshotModel {
+    static func make() -> NSManagedObjectModel {
+        let entity = NSEntityDescription()
+        entity.name = "SnapshotNote"
+        entity.managedObjectClassName = "SnapshotNote"
+        entity.properties = [CompanyModel.attribute("text", .stringAttributeType)]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return model
+    }
+}
+
+final class SnapshotNote: NSManagedObject {
+    var events: [NSSnapshotEventType] = []
+    override func awakeFromSnapshotEvents(_ flags: NSSnapshotEventType) {
+        super.awakeFromSnapshotEvents(flags)
+        events.append(flags)
+    }
+}

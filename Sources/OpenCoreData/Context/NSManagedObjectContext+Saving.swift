@@ -15,10 +15,11 @@ extension NSManagedObjectContext {
         _eventUpdated = [:]
         _eventDeleted = [:]
         _eventRefreshed = [:]
-        for object in _registeredObjectsSnapshot() {
+        for object in _eventTouched.values {
             object._eventChanged.removeAll()
             object._eventOldValues = nil
         }
+        _eventTouched = [:]
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
@@ -329,6 +330,7 @@ extension NSManagedObjectContext {
         _eventUpdated = [:]
         _eventDeleted = [:]
         _eventRefreshed = [:]
+        _eventTouched = [:]
         _hasEventChanges = false
     }
 

@@ -102,12 +102,9 @@ extension NSManagedObject {
     func _markChanged(_ slot: Int) {
         _changed.insert(slot)
         _eventChanged.insert(slot)
-        guard let context = _context, !_flags.contains(.inserted), !_flags.contains(.deleted),
-            !_flags.contains(.updated)
-        else {
-            _context?._noteChange()
-            return
-        }
+        guard let context = _context else { return }
+        context._noteChange(of: self)
+        guard !_flags.contains(.inserted), !_flags.contains(.deleted), !_flags.contains(.updated) else { return }
         _flags.insert(.updated)
         context._registerUpdated(self)
     }
