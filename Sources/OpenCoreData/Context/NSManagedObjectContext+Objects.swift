@@ -279,7 +279,10 @@ extension NSManagedObjectContext {
     /// notification (unless inserted), and its per-event change record is cleared when the event ends.
     func _noteChange(of object: NSManagedObject) {
         _hasEventChanges = true
-        _eventTouched[ObjectIdentifier(object)] = object
+        if !object._flags.contains(.eventTouched) {
+            object._flags.insert(.eventTouched)
+            _eventTouched[ObjectIdentifier(object)] = object
+        }
         if !object._flags.contains(.inserted), !object._flags.contains(.deleted) {
             _eventUpdated[ObjectIdentifier(object)] = object
         }

@@ -18,6 +18,7 @@ extension NSManagedObjectContext {
         for object in _eventTouched.values {
             object._eventChanged.removeAll()
             object._eventOldValues = nil
+            object._flags.remove(.eventTouched)
         }
         _eventTouched = [:]
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {

@@ -89,6 +89,8 @@ extension NSManagedObject {
     /// Keeps the value `slot` had before the first change of the current event (a copy, for a to-many
     /// relationship, whose contents are about to change in place).
     func _rememberOldValue(_ slot: Int) {
+        // An inserted object has no values from before to report.
+        if _flags.contains(.inserted) || _context == nil { return }
         if _eventOldValues?[slot] != nil { return }
         if _eventOldValues == nil { _eventOldValues = [:] }
         if case .toMany(let contents) = _values[slot] {
