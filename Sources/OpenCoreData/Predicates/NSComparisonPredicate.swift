@@ -55,6 +55,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
 
     /// String comparison options: `[c]`, `[d]`, `[n]`.
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The options' bits, as Apple defines them.
         public let rawValue: UInt
 
         /// Creates options from their raw value.

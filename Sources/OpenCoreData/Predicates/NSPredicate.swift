@@ -231,7 +231,13 @@ final class PredicateScope {
             accessor = PredicateScope.accessor(for: coding)
             return PredicateValueComparison.unwrap(coding.value(forKey: key))
         }
-        return PredicateValueComparison.unwrap(KeyValueCodingPath.value(of: object, forKey: key))
+        guard let unwrapped = PredicateValueComparison.unwrap(object) else { return nil }
+        if ObjectIdentifier(Swift.type(of: unwrapped)) == type {
+            // Neither optional nor conforming: read by reflection, without asking for the conformance again.
+            accessorType = type
+            accessor = { KeyValueCodingReflection.value(of: $0, forKey: $1) }
+        }
+        return PredicateValueComparison.unwrap(KeyValueCodingPath.value(of: unwrapped, forKey: key))
     }
 
     private static func accessor<T: KeyValueCoding>(for _: T) -> (Any, String) -> Any? {

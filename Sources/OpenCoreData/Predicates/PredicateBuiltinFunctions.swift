@@ -242,10 +242,10 @@ enum PredicateBuiltinFunctions {
         case "NSDate", "Date":
             if let date = PredicateValueComparison.date(value) { return date }
             if let number = number(value) { return Date(timeIntervalSinceReferenceDate: number.doubleValue) }
-            if let string = PredicateValueComparison.string(value), let seconds = Double(string) {
-                return Date(timeIntervalSinceReferenceDate: seconds)
-            }
-            return nil
+            guard let string = PredicateValueComparison.string(value) else { return nil }
+            if let seconds = Double(string) { return Date(timeIntervalSinceReferenceDate: seconds) }
+            // CAST("2016-01-02T00:00:00Z", "NSDate"), as configuration files written for Apple platforms use.
+            return try? Date(string, strategy: .iso8601)
         case "NSNumber":
             if let number = number(value) { return number.object }
             if let string = PredicateValueComparison.string(value) {
