@@ -274,6 +274,12 @@ open class NSManagedObject: NSObject {
         return _publicValue(value, slot: slot)
     }
 
+    /// The value at a dotted key path (`"company.name"`), through to-one and to-many relationships, with the
+    /// collection operators (`"employees.@count"`, `"employees.@avg.salary"`). Overridable, as on Apple platforms.
+    open func value(forKeyPath keyPath: String) -> Any? {
+        KeyValueCodingPath.value(of: self, components: KeyValueCodingPath.split(keyPath)[...])
+    }
+
     /// Sets the property `key`, tracking the change (and its undo) and keeping relationship inverses in step.
     /// A value of the wrong type stops with a message naming the entity, key and expected type.
     open func setValue(_ value: Any?, forKey key: String) {
