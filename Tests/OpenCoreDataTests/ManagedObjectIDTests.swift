@@ -281,7 +281,7 @@ enum SnapshotModel {
     static func make() -> NSManagedObjectModel {
         let entity = NSEntityDescription()
         entity.name = "SnapshotNote"
-        entity.managedObjectClassName = "SnapshotNote"
+        entity.managedObjectClassName = String(reflecting: SnapshotNote.self)
         entity.properties = [CompanyModel.attribute("text", .stringAttributeType)]
         let model = NSManagedObjectModel()
         model.entities = [entity]

@@ -235,7 +235,7 @@ enum HookModel {
     static func make() -> NSManagedObjectModel {
         let entity = NSEntityDescription()
         entity.name = "HookedObject"
-        entity.managedObjectClassName = "HookedObject"
+        entity.managedObjectClassName = String(reflecting: HookedObject.self)
         entity.properties = [CompanyModel.attribute("name", .stringAttributeType)]
         let model = NSManagedObjectModel()
         model.entities = [entity]

@@ -5,7 +5,7 @@ import Testing
     static func model() -> NSManagedObjectModel {
         let entity = NSEntityDescription()
         entity.name = "Account"
-        entity.managedObjectClassName = "Account"
+        entity.managedObjectClassName = String(reflecting: Account.self)
         let name = CompanyModel.attribute("name", .stringAttributeType, optional: false)
         name.setValidationPredicates(
             [NSPredicate(format: "length >= 2"), NSPredicate(format: "length <= 8")],

@@ -5,7 +5,7 @@ enum AllTypesModel {
     static func make() -> NSManagedObjectModel {
         let entity = NSEntityDescription()
         entity.name = "Thing"
-        entity.managedObjectClassName = "Thing"
+        entity.managedObjectClassName = String(reflecting: Thing.self)
         let attributes: [(String, NSAttributeType)] = [
             ("int16", .integer16AttributeType), ("int32", .integer32AttributeType),
             ("int64", .integer64AttributeType), ("decimal", .decimalAttributeType), ("double", .doubleAttributeType),
