@@ -29,9 +29,12 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
+        // Reads Xcode model files (.xcdatamodeld/.xcdatamodel XML) into plain values; shared by the library and the
+        // code generator, which must not depend on the whole library.
+        .target(name: "XCDataModelFormat"),
         .target(
             name: "OpenCoreData",
-            dependencies: ["CSQLite", "OpenCoreDataMacros"]
+            dependencies: ["CSQLite", "OpenCoreDataMacros", "XCDataModelFormat"]
         ),
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData"]),
         .executableTarget(

@@ -118,9 +118,10 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
         }
     }
 
-    /// The name this property had in the previous model version, for lightweight migration.
+    /// The name this property had in the previous model version, for lightweight migration; the property's own
+    /// name unless set, as in Apple's framework.
     open var renamingIdentifier: String? {
-        get { _renamingIdentifier }
+        get { _renamingIdentifier ?? _name }
         set {
             _checkEditable("renamingIdentifier")
             _renamingIdentifier = newValue
@@ -189,6 +190,6 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
 
     open override var description: String {
         "(\(String(describing: type(of: self)))), name \(_name), isOptional \(_isOptional), isTransient \(_isTransient)"
-            + ", entity \(_entity?._name ?? "(null)"), renamingIdentifier \(_renamingIdentifier ?? "(null)")"
+            + ", entity \(_entity?._name ?? "(null)"), renamingIdentifier \(_renamingIdentifier ?? _name)"
     }
 }
