@@ -42,7 +42,9 @@ public struct XCDataModelBundle: Sendable, Equatable {
             throw XCDataModelError(
                 .unreadable, url: url, message: "the model bundle cannot be read (\(error.localizedDescription))")
         }
-        let versionFolders = names.filter { $0.hasSuffix(".xcdatamodel") }.sorted(by: Self.finderOrder)
+        let versionFolders = names.filter { $0.hasSuffix(".xcdatamodel") }.sorted {
+            Self.finderOrder(String($0.dropLast(".xcdatamodel".count)), String($1.dropLast(".xcdatamodel".count)))
+        }
         guard !versionFolders.isEmpty else {
             throw XCDataModelError(.unreadable, url: url, message: "the model bundle holds no .xcdatamodel version")
         }

@@ -128,9 +128,10 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
         }
     }
 
-    /// Whether Spotlight indexes the property (kept for model fidelity; there is no Spotlight on Linux).
+    /// Whether Spotlight indexes the property (kept for model fidelity; there is no Spotlight on Linux). Always
+    /// `false` for a transient property, as in Apple's framework.
     open var isIndexedBySpotlight: Bool {
-        get { _isIndexedBySpotlight }
+        get { _isIndexedBySpotlight && !_isTransient }
         set {
             _checkEditable("isIndexedBySpotlight")
             _isIndexedBySpotlight = newValue
@@ -138,8 +139,9 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// Whether the property is stored in an external record (deprecated by Apple; kept for model fidelity).
+    /// Always `false` for a transient property, as in Apple's framework.
     open var isStoredInExternalRecord: Bool {
-        get { _isStoredInExternalRecord }
+        get { _isStoredInExternalRecord && !_isTransient }
         set {
             _checkEditable("isStoredInExternalRecord")
             _isStoredInExternalRecord = newValue
