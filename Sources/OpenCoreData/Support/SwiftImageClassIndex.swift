@@ -53,6 +53,9 @@ enum SwiftImageClassIndex {
             while let context = parent {
                 let parentFlags = context.loadUnaligned(as: UInt32.self)
                 let parentKind = parentFlags & 0x1F
+                // Only modules and nominal types keep a name at this offset; an extension's or anonymous context's
+                // field there is something else, and reading it as a string pointer can crash.
+                guard parentKind == moduleKind || (parentKind >= 16 && parentKind <= 18) else { break }
                 guard let parentName = contextName(context) else { break }
                 components.insert(parentName, at: 0)
                 if parentKind == moduleKind {
