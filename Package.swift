@@ -42,9 +42,16 @@ let package = Package(
             dependencies: [
                 "OpenCoreDataShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // The demo's model, found by NSPersistentContainer(name: "Company"). A model bundle is a folder that
+            // must reach the resource bundle as it is, so it is copied rather than processed.
+            resources: [.copy("Resources/Company.xcdatamodeld")]
         ),
-        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreDataShim", "OpenCoreData"]),
+        .testTarget(
+            name: "OpenCoreDataTests",
+            dependencies: ["OpenCoreDataShim", "OpenCoreData"],
+            resources: [.copy("Resources/Inventory.xcdatamodeld")]
+        ),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [

@@ -1,3 +1,4 @@
+#if !canImport(CoreData)
 import Foundation
 import OpenCoreDataShim
 import Testing
@@ -262,3 +263,4 @@ extension XMLElement {
         self[attribute] == "YES"
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if !canImport(CoreData)
 import Foundation
 import OpenCoreDataShim
 import Testing
@@ -227,3 +228,4 @@ import Testing
         #expect(error.localizedDescription.contains("not a compiled model"))
     }
 }
+#endif
