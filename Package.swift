@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
         .library(name: "OpenCoreDataShim", targets: ["OpenCoreDataShim"]),
         .executable(name: "coredata", targets: ["coredata"]),
+        .plugin(name: "CoreDataModelCodeGenerator", targets: ["CoreDataModelCodeGenerator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
@@ -37,6 +38,21 @@ let package = Package(
             dependencies: ["CSQLite", "OpenCoreDataMacros", "XCDataModelFormat"]
         ),
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData"]),
+        // Writes the NSManagedObject subclasses of a model's entities; run by the build plugin below.
+        .executableTarget(name: "CoreDataModelGenerator", dependencies: ["XCDataModelFormat"]),
+        .plugin(
+            name: "CoreDataModelCodeGenerator",
+            capability: .buildTool(),
+            dependencies: ["CoreDataModelGenerator"]
+        ),
+        // An app using a model bundle and the classes the plugin generates from it.
+        .executableTarget(
+            name: "CompanyExample",
+            dependencies: ["OpenCoreData"],
+            path: "Examples/CompanyExample",
+            resources: [.copy("Company.xcdatamodeld")],
+            plugins: ["CoreDataModelCodeGenerator"]
+        ),
         .executableTarget(
             name: "coredata",
             dependencies: [
@@ -49,8 +65,9 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreDataShim", "OpenCoreData"],
-            resources: [.copy("Resources/Inventory.xcdatamodeld")]
+            dependencies: ["OpenCoreDataShim", "OpenCoreData", "XCDataModelFormat"],
+            resources: [.copy("Resources/Inventory.xcdatamodeld")],
+            plugins: ["CoreDataModelCodeGenerator"]
         ),
         .testTarget(
             name: "OpenCoreDataMacrosTests",

@@ -51,9 +51,18 @@ enum ModelBundleLocator {
         let directories = [
             Bundle.main.bundleURL, Bundle.main.executableURL?.deletingLastPathComponent(), Bundle.main.resourceURL,
         ].compactMap { $0 }
+        // The executable's own resource bundle (`<Package>_<Executable>.resources`) first.
+        let executable = Bundle.main.executableURL?.deletingPathExtension().lastPathComponent ?? ""
+        func isOwn(_ name: String) -> Bool {
+            !executable.isEmpty
+                && (name.hasSuffix("_\(executable).resources") || name.hasSuffix("_\(executable).bundle"))
+        }
         for directory in directories {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
-            for name in names.sorted() where name.hasSuffix(".resources") || name.hasSuffix(".bundle") {
+            let ordered = names.sorted { lhs, rhs in
+                isOwn(lhs) != isOwn(rhs) ? isOwn(lhs) : lhs < rhs
+            }
+            for name in ordered where name.hasSuffix(".resources") || name.hasSuffix(".bundle") {
                 let url = directory.appendingPathComponent(name)
                 guard seen.insert(url.standardizedFileURL.path).inserted, let bundle = Bundle(url: url) else {
                     continue
