@@ -110,27 +110,48 @@ import Testing
         #expect(model.fetchRequestTemplatesByName.isEmpty)
     }
 
-    /// The demo's model, `Sources/coredata/Resources/Company.xcdatamodeld`, is the model the tests build in code.
-    @Test func theDemoModelIsTheCompanyModel() throws {
+    /// The demo's model, `Sources/coredata/Resources/Company.xcdatamodeld`: Company (inn, name, uid, createdAt)
+    /// and Employee (firstName, secondName); deleting a company deletes its employees, deleting an employee
+    /// leaves its company.
+    @Test func theDemoModel() throws {
         var root = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { root.deleteLastPathComponent() }
         let url = root.appendingPathComponent("Sources/coredata/Resources/Company.xcdatamodeld")
         let model = try NSManagedObjectModel(validatingContentsOf: url)
-        #expect(model.entityVersionHashesByName == CompanyModel.make().entityVersionHashesByName)
-        let employees = try #require(model.entitiesByName["Company"]?.relationshipsByName["employees"])
-        #expect(employees.deleteRule == .cascadeDeleteRule)
+        let company = try #require(model.entitiesByName["Company"])
+        let employee = try #require(model.entitiesByName["Employee"])
+        #expect(company.managedObjectClassName == "DemoCompany")
+        #expect(employee.managedObjectClassName == "DemoEmployee")
+        let types = company.attributesByName.mapValues(\.attributeType)
+        #expect(
+            types == [
+                "inn": .stringAttributeType, "name": .stringAttributeType, "uid": .UUIDAttributeType,
+                "createdAt": .dateAttributeType,
+            ])
+        #expect(company.attributesByName.filter { !$0.value.isOptional }.keys.sorted() == ["inn", "name", "uid"])
+        #expect(Set(employee.attributesByName.keys) == ["firstName", "secondName"])
+        let employees = try #require(company.relationshipsByName["employees"])
+        #expect(employees.isToMany && employees.deleteRule == .cascadeDeleteRule)
+        #expect(employees.inverseRelationship?.name == "company")
+        #expect(employees.inverseRelationship?.isToMany == false)
         #expect(employees.inverseRelationship?.deleteRule == .nullifyDeleteRule)
+
         let context = CompanyModel.context(model: model)
         try context.performAndWait {
-            let company = Company(context: context)
-            company.name = "Acme"
-            company.inn = "7701"
-            let employee = Employee(context: context)
-            employee.firstName = "Ada"
-            employee.company = company
+            let acme = NSEntityDescription.insertNewObject(forEntityName: "Company", into: context)
+            acme.setValue("Acme", forKey: "name")
+            acme.setValue("12345", forKey: "inn")
+            acme.setValue(UUID(), forKey: "uid")
+            #expect(Self.validationCode(of: acme) == NSValidationStringPatternMatchingError, "an INN is ten digits")
+            acme.setValue("7701234567", forKey: "inn")
+            let ada = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+            ada.setValue("Ada", forKey: "firstName")
+            ada.setValue("Lovelace", forKey: "secondName")
+            ada.setValue(acme, forKey: "company")
             try context.save()
-            let fetched = try context.fetch(NSFetchRequest<Company>(entityName: "Company"))
-            #expect(fetched.first?.employees.map(\.firstName) == ["Ada"])
+            context.delete(acme)
+            try context.save()
+            #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Employee")) == 0)
         }
     }
 
