@@ -20,7 +20,8 @@ struct DemoCommand: ParsableCommand {
     var file: String?
 
     func run() throws {
-        let container = NSPersistentContainer(name: "Company", managedObjectModel: DemoModel.make())
+        // The model is the Company.xcdatamodeld resource of this tool, found by name as an app's model is.
+        let container = NSPersistentContainer(name: "Company")
         let description = NSPersistentStoreDescription()
         switch store {
         case .memory:
