@@ -194,10 +194,27 @@ import Testing
         #expect(NSManagedObjectModel(contentsOf: other) == nil)
     }
 
-    @Test func xcode3BinaryModelsAreRefusedWithAnExplanation() throws {
+    /// Xcode 3's binary models load; a damaged one fails with a message.
+    @Test func xcode3BinaryModels() throws {
         let recipes = try #require(ModelCorpus.modelBundles.first { $0.lastPathComponent == "Recipes.xcdatamodeld" })
-        let error = try #require(throws: NSError.self) { try NSManagedObjectModel(validatingContentsOf: recipes) }
-        #expect(error.localizedDescription.contains("Xcode 3's binary format"))
+        let model = try NSManagedObjectModel(validatingContentsOf: recipes)
+        #expect(Set(model.entitiesByName.keys) == ["Image", "Ingredient", "Recipe", "RecipeType"])
+        let ingredients = try #require(model.entitiesByName["Recipe"]?.relationshipsByName["ingredients"])
+        #expect(ingredients.isToMany && ingredients.deleteRule == .cascadeDeleteRule)
+        #expect(ingredients.inverseRelationship?.name == "recipe")
+        let name = try #require(model.entitiesByName["Ingredient"]?.attributesByName["name"])
+        #expect(name.attributeType == .stringAttributeType && !name.isOptional)
+        #expect(name.defaultValue as? String == "Ingredient Name")
+        #expect(try NSManagedObjectModel.versionsOfModel(at: recipes).map(\.name) == ["Recipes", "Recipes 2"])
+
+        let directory = try ModelScratchDirectory()
+        let copy = directory.url.appendingPathComponent("Old.xcdatamodel")
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+        let original = try Data(contentsOf: recipes.appendingPathComponent("Recipes.xcdatamodel/elements"))
+        try original.prefix(original.count / 2).write(to: copy.appendingPathComponent("elements"))
+        let error = try #require(throws: NSError.self) { try NSManagedObjectModel(validatingContentsOf: copy) }
+        #expect(error.code == NSCoreDataError)
+        #expect(error.localizedDescription.contains("elements"))
     }
 
     /// A compiled model cut short or with flipped bytes fails to load, never crashes.

@@ -20,9 +20,8 @@
 /// metadata's `NSStoreModelVersionHashesDigest` the Base64 SHA-512 of each entity's name followed by its hash.
 ///
 /// These rules reproduce all 18 entity hashes of the corpus's compiled models (`VersionInfo.plist`), the 14
-/// property hashes of its optimized model (`.omo`), and 29 of the 33 entity hashes recorded in the corpus stores'
-/// metadata — all but those of a store whose model exists only in Xcode 3's binary format (see
-/// `VersionHashTests.swift`).
+/// property hashes of its optimized model (`.omo`), and all 33 entity hashes recorded in the corpus stores'
+/// metadata (see `VersionHashTests.swift`).
 enum ModelVersionHasher {
     static func versionHash(of entity: NSEntityDescription) -> Data {
         var bytes: [UInt8] = Array((entity._name ?? "").utf8)
