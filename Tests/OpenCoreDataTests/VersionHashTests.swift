@@ -54,6 +54,44 @@ import Testing
         #expect(hash { _, attribute in attribute.renamingIdentifier = "name" } == base)
         #expect(hash { entity, _ in entity.renamingIdentifier = "Volume" } == base)
     }
+
+    /// Core Data leaves a derived or composite attribute's own settings out of its hash: a derived attribute hashes
+    /// its expression, a composite its elements (nested composites flattened, in name order).
+    @Test func derivedAndCompositeHashesAreTheirContents() {
+        func derived(_ name: String, _ format: String) -> NSDerivedAttributeDescription {
+            let attribute = NSDerivedAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = .integer64AttributeType
+            attribute.derivationExpression = NSExpression(format: format)
+            return attribute
+        }
+        #expect(derived("pageCount", "count:(pages)").versionHash == derived("total", "count:(pages)").versionHash)
+        #expect(derived("pageCount", "count:(pages)").versionHash != derived("pageCount", "count:(notes)").versionHash)
+        #expect(
+            derived("pageCount", "pages.@count").versionHash == derived("pageCount", "count:(pages)").versionHash,
+            "a key path ending in @count is stored as count:")
+
+        func element(_ name: String, optional: Bool = true) -> NSAttributeDescription {
+            let attribute = NSAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = .doubleAttributeType
+            attribute.isOptional = optional
+            return attribute
+        }
+        func composite(_ name: String, _ elements: [NSAttributeDescription]) -> NSCompositeAttributeDescription {
+            let attribute = NSCompositeAttributeDescription()
+            attribute.name = name
+            attribute.elements = elements
+            return attribute
+        }
+        let location = composite("location", [element("x"), element("y")])
+        #expect(location.versionHash == composite("origin", [element("y"), element("x")]).versionHash)
+        #expect(
+            location.versionHash != composite("location", [element("x", optional: false), element("y")]).versionHash)
+        #expect(
+            location.versionHash
+                == composite("location", [element("x"), composite("inner", [element("y")])]).versionHash)
+    }
 }
 
 #if !canImport(CoreData)
