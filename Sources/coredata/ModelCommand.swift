@@ -135,7 +135,11 @@ struct ModelCommand: ParsableCommand {
                 type += attribute.valueTransformerName.map { " via \($0))" } ?? ")"
             }
             words.append(type)
-            if let value = attribute.defaultValue { words.append("default \(value)") }
+            if let text = attribute.defaultValue as? String {
+                words.append("default \"\(text)\"")
+            } else if let value = attribute.defaultValue {
+                words.append("default \(value)")
+            }
             if attribute.allowsExternalBinaryDataStorage { words.append("external storage") }
         case let relationship as NSRelationshipDescription:
             let destination = relationship.destinationEntity?.name ?? "?"
