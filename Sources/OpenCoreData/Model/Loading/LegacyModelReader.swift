@@ -125,7 +125,7 @@ enum LegacyModelReader {
         case "XDPMAttribute":
             element = "attribute"
             let settings = all["XD_PAtt_Stereotype"] ?? [:]
-            let rawType = UInt(settings["XD_PAttK_attributeType"]?.integer ?? 0)
+            let rawType = UInt(exactly: settings["XD_PAttK_attributeType"]?.integer ?? 0) ?? UInt.max
             guard let type = XCDataModel.AttributeType.allCases.first(where: { $0.coreDataValue == rawType }) else {
                 throw KeyedArchive.Failure(description: "attribute '\(name)' has the unknown type \(rawType)")
             }
