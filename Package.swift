@@ -57,6 +57,9 @@ let package = Package(
             name: "coredata",
             dependencies: [
                 "OpenCoreDataShim",
+                // The model tools read Xcode files, which only OpenCoreData does (also on Apple platforms).
+                "OpenCoreData",
+                "XCDataModelFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // The demo's model, found by NSPersistentContainer(name: "Company"). A model bundle is a folder that

@@ -6,6 +6,7 @@ extension XCDataModel {
         /// The access level of the generated declarations: `public` as Xcode writes them, `package` or `internal`.
         public var accessLevel: String
 
+        /// Options importing `importedModule` and declaring everything with `accessLevel`.
         public init(importedModule: String = "OpenCoreData", accessLevel: String = "public") {
             self.importedModule = importedModule
             self.accessLevel = accessLevel

@@ -70,8 +70,9 @@ public struct XCDataModelBundle: Sendable, Equatable {
         versions.first { $0.name == name }
     }
 
-    /// Reads `.xccurrentversion` (a property list whose `_XCCurrentVersionName` is `Model 2.xcdatamodel`).
-    static func currentVersionName(of url: URL, versions: [String]) throws(XCDataModelError) -> String {
+    /// Reads `.xccurrentversion` (a property list whose `_XCCurrentVersionName` is `Model 2.xcdatamodel`) of the
+    /// bundle at `url` holding `versions`; with no such file, the only version.
+    public static func currentVersionName(of url: URL, versions: [String]) throws(XCDataModelError) -> String {
         let fileURL = url.appendingPathComponent(".xccurrentversion")
         guard let data = try? Data(contentsOf: fileURL) else {
             if versions.count == 1 { return versions[0] }
@@ -97,7 +98,7 @@ public struct XCDataModelBundle: Sendable, Equatable {
     }
 
     /// Orders names with their embedded numbers compared as numbers, so that `Model 10` follows `Model 9`.
-    static func finderOrder(_ lhs: String, _ rhs: String) -> Bool {
+    public static func finderOrder(_ lhs: String, _ rhs: String) -> Bool {
         lhs.compare(rhs, options: [.numeric, .caseInsensitive]) == .orderedAscending
     }
 }

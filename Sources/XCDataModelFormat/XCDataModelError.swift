@@ -28,15 +28,20 @@ public struct XCDataModelError: Error, Sendable, Equatable, CustomStringConverti
         case unsupportedFormat
     }
 
+    /// What kind of problem it is.
     public var kind: Kind
     /// The file the problem is in.
     public var url: URL
+    /// The entity the problem is in, if any.
     public var entity: String?
+    /// The property the problem is in, if any.
     public var property: String?
+    /// The line of the file, when known.
     public var line: Int?
     /// What is wrong, in words a person can act on.
     public var message: String
 
+    /// An error of `kind` in the file at `url`, where `entity`, `property` and `line` say.
     public init(
         _ kind: Kind, url: URL, entity: String? = nil, property: String? = nil, line: Int? = nil, message: String
     ) {
@@ -48,6 +53,7 @@ public struct XCDataModelError: Error, Sendable, Equatable, CustomStringConverti
         self.message = message
     }
 
+    /// `path:line: entity 'E', property 'p': message`, as compilers print diagnostics.
     public var description: String {
         var location = url.path
         if let line { location += ":\(line)" }

@@ -5,6 +5,10 @@ struct CoreDataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coredata",
         abstract: "Work with Core Data models and stores on any platform.",
-        subcommands: [DemoCommand.self]
+        subcommands: [
+            DemoCommand.self,
+            ModelCommand.self,
+            DiagramCommand.self,
+        ]
     )
 }

@@ -122,6 +122,14 @@ import Testing
         #expect(properties.userInfo["property"] as? String == "name")
     }
 
+    @Test func reservedPropertyNames() throws {
+        let error = try loadingError(
+            "<entity name=\"Company\"><attribute name=\"description\" attributeType=\"String\"/></entity>")
+        #expect(error.code == NSCoreDataError)
+        #expect(error.userInfo["property"] as? String == "description")
+        #expect(error.localizedDescription.contains("NSManagedObject already uses it"))
+    }
+
     @Test func badValuesNameTheirProperty() throws {
         let number = try loadingError(
             "<entity name=\"Company\"><attribute name=\"size\" attributeType=\"Integer 16\" defaultValueString=\"big\"/></entity>"
@@ -194,13 +202,49 @@ import Testing
         #expect(NSManagedObjectModel(contentsOf: other) == nil)
     }
 
-    @Test func xcode3BinaryModelsAreRefusedWithAnExplanation() throws {
+    /// Xcode 3's binary models load; a damaged one fails with a message.
+    @Test func xcode3BinaryModels() throws {
         let recipes = try #require(ModelCorpus.modelBundles.first { $0.lastPathComponent == "Recipes.xcdatamodeld" })
-        let error = try #require(throws: NSError.self) { try NSManagedObjectModel(validatingContentsOf: recipes) }
-        #expect(error.localizedDescription.contains("Xcode 3's binary format"))
+        let model = try NSManagedObjectModel(validatingContentsOf: recipes)
+        #expect(Set(model.entitiesByName.keys) == ["Image", "Ingredient", "Recipe", "RecipeType"])
+        let ingredients = try #require(model.entitiesByName["Recipe"]?.relationshipsByName["ingredients"])
+        #expect(ingredients.isToMany && ingredients.deleteRule == .cascadeDeleteRule)
+        #expect(ingredients.inverseRelationship?.name == "recipe")
+        let name = try #require(model.entitiesByName["Ingredient"]?.attributesByName["name"])
+        #expect(name.attributeType == .stringAttributeType && !name.isOptional)
+        #expect(name.defaultValue as? String == "Ingredient Name")
+        #expect(try NSManagedObjectModel.versionsOfModel(at: recipes).map(\.name) == ["Recipes", "Recipes 2"])
+
+        let directory = try ModelScratchDirectory()
+        let copy = directory.url.appendingPathComponent("Old.xcdatamodel")
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+        let original = try Data(contentsOf: recipes.appendingPathComponent("Recipes.xcdatamodel/elements"))
+        try original.prefix(original.count / 2).write(to: copy.appendingPathComponent("elements"))
+        let error = try #require(throws: NSError.self) { try NSManagedObjectModel(validatingContentsOf: copy) }
+        #expect(error.code == NSCoreDataError)
+        #expect(error.localizedDescription.contains("elements"))
     }
 
-    /// A compiled model cut short or with flipped bytes fails to load, never crashes.
+    static let mutations = 300
+
+    /// Writes `times` copies of `source` with a few random bytes changed to `destination` and loads the model
+    /// folder each time: loading may fail, never crash.
+    static func mutate(_ source: URL?, into destination: URL, times: Int) throws {
+        let original = Array(try Data(contentsOf: try #require(source)))
+        try FileManager.default.createDirectory(
+            at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<times {
+            var bytes = original
+            for _ in 0..<3 {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
+            try Data(bytes).write(to: destination)
+            _ = NSManagedObjectModel(contentsOf: destination.deletingLastPathComponent())
+        }
+    }
+
+    /// A compiled model cut short or with flipped bytes fails to load, never crashes; nor do damaged Xcode files.
     @Test func damagedCompiledModels() throws {
         let momd = try #require(ModelCorpus.compiledModels.first { $0.lastPathComponent == "SampleModel.momd" })
         let original = try Data(contentsOf: momd.appendingPathComponent("SampleModel.mom"))
@@ -222,6 +266,14 @@ import Testing
             try Data(bytes).write(to: url)
             _ = NSManagedObjectModel(contentsOf: url)
         }
+        try Self.mutate(
+            ModelCorpus.modelBundles.first { $0.lastPathComponent == "Recipes.xcdatamodeld" }?
+                .appendingPathComponent("Recipes.xcdatamodel/elements"),
+            into: directory.url.appendingPathComponent("Old.xcdatamodel/elements"), times: Self.mutations)
+        try Self.mutate(
+            ModelCorpus.modelVersions.first { $0.lastPathComponent == "momcTests 2.xcdatamodel" }?
+                .appendingPathComponent("contents"),
+            into: directory.url.appendingPathComponent("New.xcdatamodel/contents"), times: Self.mutations)
         try Data("bplist00 but not really".utf8).write(to: url)
         let error = try #require(throws: NSError.self) { try NSManagedObjectModel(validatingContentsOf: url) }
         #expect(error.code == NSCoreDataError)

@@ -9,7 +9,8 @@
 ///   and one byte `1` if it preserves its value in history on deletion;
 /// - derived attribute: the `predicateFormat` of its derivation expression and of its filtering predicate — Core
 ///   Data computes the attribute hash too but leaves it out of the digest;
-/// - composite attribute: the attribute hash, then the hashes of its non-transient elements in name order;
+/// - composite attribute: the hashes of its non-transient elements, nested composites flattened, in name order —
+///   here too the attribute's own hash is computed and left out;
 /// - relationship: the property hash, the destination entity's name, the inverse relationship's name (unless the
 ///   relationship is its own inverse), the 32-bit maximum and minimum counts, then a 16-bit `1` if ordered;
 /// - entity: name, a byte for abstract, the superentity's hash, the hashes of all its non-transient attributes and
@@ -20,9 +21,8 @@
 /// metadata's `NSStoreModelVersionHashesDigest` the Base64 SHA-512 of each entity's name followed by its hash.
 ///
 /// These rules reproduce all 18 entity hashes of the corpus's compiled models (`VersionInfo.plist`), the 14
-/// property hashes of its optimized model (`.omo`), and 29 of the 33 entity hashes recorded in the corpus stores'
-/// metadata — all but those of a store whose model exists only in Xcode 3's binary format (see
-/// `VersionHashTests.swift`).
+/// property hashes of its optimized model (`.omo`), and all 33 entity hashes recorded in the corpus stores'
+/// metadata (see `VersionHashTests.swift`).
 enum ModelVersionHasher {
     static func versionHash(of entity: NSEntityDescription) -> Data {
         var bytes: [UInt8] = Array((entity._name ?? "").utf8)
@@ -74,8 +74,8 @@ enum ModelVersionHasher {
             }
             return SHA256.hash(bytes)
         case let composite as NSCompositeAttributeDescription:
-            var bytes = attributeHash(composite)
-            let elements = composite._elements.sorted { ordered($0._name, before: $1._name) }
+            var bytes: [UInt8] = []
+            let elements = flattened(composite._elements).sorted { ordered($0._name, before: $1._name) }
             for element in elements where !isTransient(element) {
                 bytes += propertyHash(element)
             }
@@ -86,6 +86,13 @@ enum ModelVersionHasher {
             return relationshipHash(relationship)
         default:
             return baseHash(property)
+        }
+    }
+
+    /// A composite's elements with nested composites replaced by their own elements, at any depth.
+    private static func flattened(_ elements: [NSAttributeDescription]) -> [NSAttributeDescription] {
+        elements.flatMap { element in
+            (element as? NSCompositeAttributeDescription).map { flattened($0._elements) } ?? [element]
         }
     }
 

@@ -32,6 +32,11 @@ enum ModelCorpus {
         $0.deletingLastPathComponent()
     }
 
+    /// The `.xcdatamodel` folders in Xcode 3's binary format (`elements`, no `contents`).
+    static let legacyModelVersions: [URL] = files { $0.lastPathComponent == "elements" }.map {
+        $0.deletingLastPathComponent()
+    }
+
     static let modelBundles: [URL] = files { $0.pathExtension == "xcdatamodeld" }
     static let compiledModels: [URL] = files { $0.pathExtension == "momd" }
     static let storeMetadata: [URL] = files { $0.lastPathComponent.hasSuffix(".metadata.plist.xml") }

@@ -195,7 +195,11 @@ struct BinaryPropertyListReader {
             value = .string(String(decoding: units, as: UTF16.self))
         case 0x8:
             let size = Int(marker & 0x0F) + 1
-            value = .uid(Int(Self.bigEndian(try slice(offset + 1, size))))
+            let reference = Self.bigEndian(try slice(offset + 1, size))
+            guard size <= 8, reference <= UInt64(Int32.max) else {
+                throw Failure(description: "object \(index) is a reference out of range")
+            }
+            value = .uid(Int(reference))
         case 0xA, 0xC:
             let (count, start) = try length(marker: marker, at: offset)
             _ = try slice(start, count * referenceSize)

@@ -68,7 +68,9 @@ struct CompiledModelReader {
         for object in entityObjects {
             entities.append(try entity(object, namesByIndex: namesByIndex))
         }
+        try LoadedModelChecks.checkEntities(entities.map { ($0._name ?? "", $0._superentityName) }, url: url)
         model.entities = entities
+        try LoadedModelChecks.checkDestinations(of: model, url: url)
         let byName = model.entitiesByName
         for entry in try archive.entries(root["NSConfigurations"]) {
             guard let name = try archive.string(entry.key) else { continue }
@@ -137,6 +139,7 @@ struct CompiledModelReader {
             guard try owner(of: propertyObject) ?? object.index == object.index else { continue }
             properties.append(try property(propertyObject, entity: name, namesByIndex: namesByIndex))
         }
+        try LoadedModelChecks.checkProperties(properties.map(\._name), entity: name, url: url)
         entity.properties = properties
         entity._uniquenessConstraints = try nameLists(object["NSUniqueTuples"])
         entity._compoundIndexes = try nameLists(object["NSCompoundIndexes"])
@@ -148,7 +151,8 @@ struct CompiledModelReader {
                 guard let itemObject = try archive.object(item),
                     let propertyName = try archive.string(itemObject["NSPropertyName"])
                 else { continue }
-                let type = NSFetchIndexElementType(rawValue: UInt(itemObject["NSFetchIndexElementType"]?.integer ?? 0))
+                let type = NSFetchIndexElementType(
+                    rawValue: UInt(exactly: itemObject["NSFetchIndexElementType"]?.integer ?? 0) ?? 0)
                 let description = NSFetchIndexElementDescription(
                     propertyName: propertyName, collationType: type ?? .binary)
                 description._isAscending = itemObject["NSAscending"]?.bool ?? true
@@ -229,7 +233,7 @@ struct CompiledModelReader {
             relationship._minCount = Int(object["NSMinCount"]?.integer ?? 0)
             relationship._maxCount = Int(object["NSMaxCount"]?.integer ?? 1)
             relationship._deleteRule =
-                NSDeleteRule(rawValue: UInt(object["NSDeleteRule"]?.integer ?? 1)) ?? .nullifyDeleteRule
+                NSDeleteRule(rawValue: UInt(exactly: object["NSDeleteRule"]?.integer ?? 1) ?? 1) ?? .nullifyDeleteRule
             property = relationship
         case "NSFetchedPropertyDescription":
             property = NSFetchedPropertyDescription()
@@ -289,7 +293,7 @@ struct CompiledModelReader {
     private func attribute(_ object: Object, into attribute: NSAttributeDescription, entity: String, name: String)
         throws -> NSAttributeDescription
     {
-        let rawType = UInt(object["NSAttributeType"]?.integer ?? 0)
+        let rawType = UInt(exactly: object["NSAttributeType"]?.integer ?? 0) ?? UInt.max
         guard let type = NSAttributeType(rawValue: rawType) else {
             throw fail("unknown attribute type \(rawType)", entity: entity, property: name)
         }
@@ -327,7 +331,8 @@ struct CompiledModelReader {
         request.fetchLimit = Int(object["NSFetchLimit"]?.integer ?? 0)
         request.fetchOffset = Int(object["NSFetchOffset"]?.integer ?? 0)
         request.fetchBatchSize = Int(object["NSBatchSize"]?.integer ?? 0)
-        request.resultType = NSFetchRequestResultType(rawValue: UInt(object["NSResultType"]?.integer ?? 0))
+        request.resultType = NSFetchRequestResultType(
+            rawValue: UInt(exactly: object["NSResultType"]?.integer ?? 0) ?? 0)
         return request
     }
 }

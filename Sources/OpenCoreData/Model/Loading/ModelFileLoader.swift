@@ -24,14 +24,14 @@ enum ModelFileLoader {
     static func load(_ url: URL, into model: NSManagedObjectModel) throws {
         switch kind(of: url) {
         case .xcdatamodeld:
-            let bundle = try readBundle(url)
-            let current: XCDataModel
-            do {
-                current = try bundle.currentVersion()
-            } catch {
-                throw ModelLoadingError.error(from: error)
+            let bundle = try bundleVersions(url)
+            guard let current = bundle.current else {
+                throw ModelLoadingError.error(
+                    from: bundle.currentProblem
+                        ?? XCDataModelError(.missingCurrentVersion, url: url, message: "no current version"))
             }
-            try XMLModelReader(current).load(into: model)
+            try XMLModelReader(try readVersion(url.appendingPathComponent(current + ".xcdatamodel"))).load(
+                into: model)
         case .xcdatamodel:
             try XMLModelReader(try readVersion(url)).load(into: model)
         case .momd:
@@ -54,14 +54,15 @@ enum ModelFileLoader {
     ) {
         switch kind(of: url) {
         case .xcdatamodeld:
-            let bundle = try readBundle(url)
+            let bundle = try bundleVersions(url)
             var versions: [(name: String, model: NSManagedObjectModel)] = []
-            for version in bundle.versions {
+            for name in bundle.names {
                 let model = NSManagedObjectModel()
-                try XMLModelReader(version).load(into: model)
-                versions.append((version.name, model))
+                try XMLModelReader(try readVersion(url.appendingPathComponent(name + ".xcdatamodel"))).load(
+                    into: model)
+                versions.append((name, model))
             }
-            return (versions, bundle.currentVersionName)
+            return (versions, bundle.current)
         case .momd:
             let compiled = try CompiledModelBundle(contentsOf: url)
             var versions: [(name: String, model: NSManagedObjectModel)] = []
@@ -79,15 +80,39 @@ enum ModelFileLoader {
         }
     }
 
-    static func readBundle(_ url: URL) throws -> XCDataModelBundle {
+    /// The version names of an `.xcdatamodeld` bundle, in version order, and the current one's (with why it is
+    /// unknown, when it is).
+    static func bundleVersions(_ url: URL) throws -> (
+        names: [String], current: String?, currentProblem: XCDataModelError?
+    ) {
+        let entries: [String]
         do {
-            return try XCDataModelBundle(contentsOf: url)
+            entries = try FileManager.default.contentsOfDirectory(atPath: url.path)
         } catch {
-            throw ModelLoadingError.error(from: error)
+            let missing = !FileManager.default.fileExists(atPath: url.path)
+            throw ModelLoadingError.error(
+                missing ? NSFileReadNoSuchFileError : NSFileReadUnknownError, url: url,
+                message: "the model bundle cannot be read (\(error.localizedDescription))", underlying: error)
+        }
+        let names = entries.filter { $0.hasSuffix(".xcdatamodel") }.map { String($0.dropLast(".xcdatamodel".count)) }
+            .sorted(by: XCDataModelBundle.finderOrder)
+        guard !names.isEmpty else {
+            throw ModelLoadingError.invalid(url: url, "the model bundle holds no .xcdatamodel version")
+        }
+        do {
+            return (names, try XCDataModelBundle.currentVersionName(of: url, versions: names), nil)
+        } catch {
+            return (names, nil, error)
         }
     }
 
+    /// One model version: the XML `contents` of an `.xcdatamodel` folder, or Xcode 3's binary `elements`.
     static func readVersion(_ url: URL) throws -> XCDataModel {
+        let isLegacy =
+            url.pathExtension == "xcdatamodel"
+            && !FileManager.default.fileExists(atPath: url.appendingPathComponent("contents").path)
+            && FileManager.default.fileExists(atPath: url.appendingPathComponent("elements").path)
+        if isLegacy { return try LegacyModelReader.model(at: url) }
         do {
             return try XCDataModel(contentsOf: url)
         } catch {

@@ -67,6 +67,7 @@ struct XMLModelReader {
                 properties.append(description)
             }
         }
+        try LoadedModelChecks.checkProperties(properties.map(\._name), entity: source.name, url: fileURL)
         entity.properties = properties
         entity._uniquenessConstraints = source.uniquenessConstraints.map { $0 as [Any] }
         entity._compoundIndexes = source.compoundIndexes.map { $0 as [Any] }

@@ -1,0 +1,64 @@
+/// Checks a model read from a file before it is assembled, so that what the model classes treat as a programmer
+/// error (two entities or properties with one name, a reserved property name, an inheritance cycle, a
+/// relationship leading nowhere) is reported as an error in the file instead of stopping the program.
+enum LoadedModelChecks {
+    /// Entity names are present and unique; parents exist; no entity inherits from itself.
+    static func checkEntities(_ parents: [(name: String, parent: String?)], url: URL) throws {
+        var byName: [String: String?] = [:]
+        for (name, parent) in parents {
+            guard !name.isEmpty else { throw ModelLoadingError.invalid(url: url, "an entity has no name") }
+            guard byName.updateValue(parent, forKey: name) == nil else {
+                throw ModelLoadingError.invalid(url: url, entity: name, "two entities are named '\(name)'")
+            }
+        }
+        for (name, _) in parents {
+            var chain = [name]
+            var current = name
+            while case let parent?? = byName[current] {
+                guard byName[parent] != nil else {
+                    throw ModelLoadingError.invalid(
+                        url: url, entity: current, "the parent entity '\(parent)' is not in the model")
+                }
+                guard !chain.contains(parent) else {
+                    throw ModelLoadingError.invalid(
+                        url: url, entity: name,
+                        "the entities inherit from each other in a cycle: "
+                            + (chain + [parent]).joined(separator: " → "))
+                }
+                chain.append(parent)
+                current = parent
+            }
+        }
+    }
+
+    /// Property names are present, unique within the entity, and not names `NSManagedObject` already uses.
+    static func checkProperties(_ names: [String], entity: String, url: URL) throws {
+        var seen = Set<String>()
+        for name in names {
+            guard !name.isEmpty else {
+                throw ModelLoadingError.invalid(url: url, entity: entity, "a property has no name")
+            }
+            guard seen.insert(name).inserted else {
+                throw ModelLoadingError.invalid(
+                    url: url, entity: entity, property: name, "the entity has two properties named '\(name)'")
+            }
+            guard !NSEntityDescription.reservedPropertyNames.contains(name) else {
+                throw ModelLoadingError.invalid(
+                    url: url, entity: entity, property: name,
+                    "'\(name)' cannot name a property: NSManagedObject already uses it")
+            }
+        }
+    }
+
+    /// Every relationship of the assembled model leads to an entity of the model.
+    static func checkDestinations(of model: NSManagedObjectModel, url: URL) throws {
+        for entity in model._entities {
+            for case let relationship as NSRelationshipDescription in entity._ownProperties
+            where relationship._destinationEntity == nil {
+                throw ModelLoadingError.invalid(
+                    url: url, entity: entity._name, property: relationship._name,
+                    "the destination entity '\(relationship._destinationEntityName ?? "")' is not in the model")
+            }
+        }
+    }
+}
