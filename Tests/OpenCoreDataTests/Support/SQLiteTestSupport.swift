@@ -151,6 +151,18 @@ enum RawSQLite {
         return rows
     }
 
+    /// The rows of `table` by primary key, each as its columns by name.
+    static func rowsByKey(_ url: URL, table: String) throws -> [Int64: [String: Value]] {
+        let names = try query(url, "PRAGMA table_info(\(table))").compactMap { $0[1].text }
+        var rows: [Int64: [String: Value]] = [:]
+        for row in try query(url, "SELECT \(names.joined(separator: ", ")) FROM \(table)") {
+            var byName: [String: Value] = [:]
+            for (name, value) in zip(names, row) { byName[name] = value }
+            if let key = byName["Z_PK"]?.integer { rows[key] = byName }
+        }
+        return rows
+    }
+
     /// Runs SQL that changes the database (to simulate another program, or damage).
     static func execute(_ url: URL, _ sql: String) throws {
         var handle: OpaquePointer?
