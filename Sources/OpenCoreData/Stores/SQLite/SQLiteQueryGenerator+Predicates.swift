@@ -285,7 +285,7 @@ extension SQLiteQueryGenerator {
     /// as a key applied to a set drops them in memory.
     func quantified(_ path: SQLiteToManyPath, all: Bool, _ body: (SQLiteOperand) throws -> String) throws -> String {
         let inner = SQLiteScope(alias: context.newAlias("s"), entity: path.destination)
-        let element = try operand(path.rest, in: inner)
+        let element = try operand(path.rest, in: inner, ofElements: true)
         var correlation: [String] = []
         if !path.rest.isEmpty {
             switch element {
@@ -316,7 +316,18 @@ extension SQLiteQueryGenerator {
         }
     }
 
-    /// `@count`, `@sum`, `@avg`, `@min` or `@max` of a to-many relationship.
+    /// `@count`, `@sum`, `@avg`, `@min` or `@max` of a to-many relationship. Reached through a to-one relationship
+    /// that has no destination, the aggregate is NULL, as memory finds no collection to count.
+    private func aggregate(_ path: SQLiteToManyPath, in scope: SQLiteScope) throws -> SQLiteOperand {
+        guard path.ownerAlias != scope.alias else { return try aggregate(path) }
+        switch try aggregate(path) {
+        case .value(let sql, let kind, let exact):
+            return .value("(CASE WHEN \(path.ownerAlias).Z_PK IS NULL THEN NULL ELSE \(sql) END)", kind, exact: exact)
+        case let other:
+            return other
+        }
+    }
+
     private func aggregate(_ path: SQLiteToManyPath) throws -> SQLiteOperand {
         guard let function = path.rest.first else { throw SQLiteUntranslatable("a to-many key path") }
         let arguments = path.rest.dropFirst()
@@ -403,7 +414,13 @@ extension SQLiteQueryGenerator {
 
     /// The operand of a key path, walked from the rows of `scope`: to-one relationships join, a to-many one ends
     /// the walk (as a collection or an aggregate), an attribute ends it as a column.
-    func operand(_ components: ArraySlice<String>, in scope: SQLiteScope) throws -> SQLiteOperand {
+    ///
+    /// `ofElements` walks the rest of a key path after a to-many relationship, for each destination. Memory applies
+    /// that rest to the whole collection instead; the two agree only while it crosses no further to-many
+    /// relationship (`tags.items.@count` counts distinct sets of items in memory), so such paths are refused.
+    func operand(_ components: ArraySlice<String>, in scope: SQLiteScope, ofElements: Bool = false) throws
+        -> SQLiteOperand
+    {
         var alias = scope.alias
         var mapping = scope.entity
         var index = components.startIndex
@@ -429,13 +446,16 @@ extension SQLiteQueryGenerator {
                 alias = scope.join(from: alias, column: column, to: destination, context: context)
                 mapping = destination
             case .toMany(let storage, let relationship):
+                guard !ofElements else {
+                    throw SQLiteUntranslatable("a key path through two to-many relationships")
+                }
                 guard let destination = relationship._destinationEntity.flatMap(context.mapping.entity) else {
                     throw SQLiteUntranslatable("relationship '\(key)' leaves the store")
                 }
                 let path = SQLiteToManyPath(
                     ownerAlias: alias, relationship: relationship, storage: storage, destination: destination,
                     rest: components[(index + 1)...])
-                if let next = path.rest.first, next.hasPrefix("@") { return try aggregate(path) }
+                if let next = path.rest.first, next.hasPrefix("@") { return try aggregate(path, in: scope) }
                 return .toMany(path)
             case .none:
                 throw SQLiteUntranslatable("'\(key)' is not stored")
