@@ -74,7 +74,7 @@ import Testing
         #expect(conflict.persistedSnapshot?["name"] as? String == "Ada (first)")
 
         // Nothing of the failed save was written: not even Bob, who had no conflict.
-        let rows = try RawSQLite.query(stores.url, "SELECT ZNAME, Z_OPT FROM ZOWNER ORDER BY Z_PK")
+        let rows = try RawSQLite.query(stores.url, "SELECT ZNAME, Z_OPT FROM ZOWNER ORDER BY ZNAME")
         #expect(rows == [[.text("Ada (first)"), .integer(2)], [.text("Bob"), .integer(1)]])
 
         // After a refresh the second context sees the first's change and saves over it.
@@ -84,7 +84,7 @@ import Testing
             theirs.0.setValue("Ada (second)", forKey: "name")
             try second.save()
         }
-        let after = try RawSQLite.query(stores.url, "SELECT ZNAME, Z_OPT FROM ZOWNER ORDER BY Z_PK")
+        let after = try RawSQLite.query(stores.url, "SELECT ZNAME, Z_OPT FROM ZOWNER ORDER BY ZNAME")
         #expect(after == [[.text("Ada (second)"), .integer(3)], [.text("Bob (second)"), .integer(2)]])
     }
 

@@ -1,5 +1,11 @@
 import Foundation
 
+/// A row as the store last read or wrote it, and when (seconds of system uptime).
+struct SQLiteSnapshot {
+    let row: StoreRow
+    let time: TimeInterval
+}
+
 /// A to-many relationship of one object, as a cache key.
 struct SQLiteToManyKey: Hashable {
     let objectID: NSManagedObjectID
@@ -7,11 +13,12 @@ struct SQLiteToManyKey: Hashable {
 }
 
 /// Fetching: requests become SQL (`SQLiteQueryGenerator`), rows are decoded straight from the columns into
-/// `StoredValue`s. Rows wanted soon — the rest of a fetch with `fetchBatchSize`, the destinations of
-/// `relationshipKeyPathsForPrefetching` — are loaded together and handed out once from a small cache.
-extension NSSQLiteStore: PersistentStoreBackend {
+/// `StoredValue`s. Every row read is kept as a snapshot (the row cache) that fulfils faults while fresh enough; rows
+/// wanted soon — the rest of a fetch with `fetchBatchSize`, the destinations of
+/// `relationshipKeyPathsForPrefetching` — are loaded together, one query per batch or relationship.
+extension NSSQLiteStore: PersistentStoreRowCaching {
     /// How many rows the caches hold before they are emptied.
-    private static let cacheLimit = 100_000
+    private static let cacheLimit = 200_000
 
     package func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult {
         let (connection, mapping) = try _openStore()
@@ -24,18 +31,19 @@ extension NSSQLiteStore: PersistentStoreBackend {
                     let statement = try connection.statement(plan.sql)
                     return .count(Int(try statement.scalarInteger(plan.arguments) ?? 0))
                 }
-                return .candidates(try _rows(plan, connection: connection, mapping: mapping, values: true))
+                return .candidates(_remember(try _rows(plan, connection: connection, mapping: mapping, values: true)))
             }
             let wantsValues = request.includesPropertyValues && request.resultType != .managedObjectIDResultType
             let batchSize = wantsValues ? request.fetchBatchSize : 0
             let plan = SQLiteQueryGenerator(mapping: mapping, store: self).plan(
                 request, entity: entity, selection: wantsValues && batchSize == 0 ? .rows : .keys)
             guard plan.isComplete else {
-                let rows = try _rows(plan, connection: connection, mapping: mapping, values: true)
+                let rows = _remember(try _rows(plan, connection: connection, mapping: mapping, values: true))
                 try _prefetch(request.relationshipKeyPathsForPrefetching, of: rows, mapping: mapping)
                 return .candidates(rows)
             }
             var rows = try _rows(plan, connection: connection, mapping: mapping, values: wantsValues && batchSize == 0)
+            if wantsValues, batchSize == 0 { _remember(rows) }
             if batchSize > 0 {
                 rows = try _batch(rows, size: batchSize, connection: connection, mapping: mapping)
             }
@@ -99,17 +107,22 @@ extension NSSQLiteStore: PersistentStoreBackend {
     // MARK: One object
 
     package func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
-        if let cached = _rowCache.removeValue(forKey: objectID) { return cached }
+        try row(for: objectID, stalenessInterval: 0)
+    }
+
+    package func row(for objectID: NSManagedObjectID, stalenessInterval: TimeInterval) throws -> StoreRow? {
+        if let snapshot = _snapshots[objectID],
+            stalenessInterval < 0 || ProcessInfo.processInfo.systemUptime - snapshot.time <= stalenessInterval
+        {
+            return snapshot.row
+        }
         let (connection, mapping) = try _openStore()
         guard let key = objectID._primaryKey, let entity = mapping.entity(objectID._entity) else { return nil }
         do {
             if let batch = _batchOf[objectID], let members = _batches.removeValue(forKey: batch) {
                 for member in members { _batchOf[member] = nil }
-                var found: StoreRow?
-                for row in try _loadRows(members, connection: connection, mapping: mapping) {
-                    if row.objectID == objectID { found = row } else { _cache(row) }
-                }
-                if let found { return found }
+                let rows = _remember(try _loadRows(members, connection: connection, mapping: mapping))
+                if let found = rows.first(where: { $0.objectID == objectID }) { return found }
             }
             let statement = try connection.statement(
                 "SELECT \(entity.table.selectList(alias: "t0")) FROM \(entity.table.name) t0 WHERE t0.Z_PK = ?")
@@ -117,7 +130,11 @@ extension NSSQLiteStore: PersistentStoreBackend {
             defer { statement.reset() }
             guard try statement.step(), let row = _decodeRow(statement, mapping: mapping, values: true),
                 row.objectID._entity._name == objectID._entity._name
-            else { return nil }
+            else {
+                _snapshots[objectID] = nil
+                return nil
+            }
+            _remember([row])
             return row
         } catch let error as SQLiteError {
             throw error.coreDataError(url: _url, action: "fetching from")
@@ -148,13 +165,19 @@ extension NSSQLiteStore: PersistentStoreBackend {
         return rows
     }
 
-    private func _cache(_ row: StoreRow) {
-        if _rowCache.count >= Self.cacheLimit { _rowCache.removeAll(keepingCapacity: true) }
-        _rowCache[row.objectID] = row
+    /// Keeps `rows` (with their values) as the row cache's snapshots.
+    @discardableResult
+    func _remember(_ rows: [StoreRow]) -> [StoreRow] {
+        if _snapshots.count + rows.count > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
+        let now = ProcessInfo.processInfo.systemUptime
+        for row in rows where !row.values.isEmpty {
+            _snapshots[row.objectID] = SQLiteSnapshot(row: row, time: now)
+        }
+        return rows
     }
 
     func _discardCaches() {
-        _rowCache = [:]
+        _snapshots = [:]
         _toManyCache = [:]
         _batchOf = [:]
         _batches = [:]
@@ -174,7 +197,7 @@ extension NSSQLiteStore: PersistentStoreBackend {
         var rows = keys
         let first = Array(keys.prefix(size)).map(\.objectID)
         let loaded = Dictionary(
-            try _loadRows(first, connection: connection, mapping: mapping).map { ($0.objectID, $0) },
+            _remember(try _loadRows(first, connection: connection, mapping: mapping)).map { ($0.objectID, $0) },
             uniquingKeysWith: { first, _ in first })
         for index in rows.indices.prefix(size) {
             if let row = loaded[rows[index].objectID] { rows[index] = row }
@@ -267,11 +290,10 @@ extension NSSQLiteStore: PersistentStoreBackend {
                     }
                 }
                 if !toOne.isEmpty {
-                    let missing = Array(Set(toOne)).filter { _rowCache[$0] == nil }
-                    for row in try _loadRows(missing, connection: connection, mapping: mapping) {
-                        _cache(row)
-                        next.append(row)
-                    }
+                    let unique = Array(Set(toOne))
+                    next += unique.compactMap { _snapshots[$0]?.row }
+                    let missing = unique.filter { _snapshots[$0] == nil }
+                    next += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
                 }
                 // One query per relationship (sources of several entities may share it through inheritance).
                 var groups: [ObjectIdentifier: [(SQLiteToManyStorage, NSRelationshipDescription, StoreRow)]] = [:]
@@ -297,11 +319,9 @@ extension NSSQLiteStore: PersistentStoreBackend {
                             found
                         all += found
                     }
-                    let missing = all.filter { _rowCache[$0] == nil }
-                    for row in try _loadRows(missing, connection: connection, mapping: mapping) {
-                        _cache(row)
-                        next.append(row)
-                    }
+                    next += all.compactMap { _snapshots[$0]?.row }
+                    let missing = all.filter { _snapshots[$0] == nil }
+                    next += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
                 }
                 level = next
             }

@@ -70,7 +70,8 @@ extension NSSQLiteStore {
     package func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
         try _checkWritable()
         let (connection, mapping) = try _openStore()
-        _discardCaches()
+        // Prefetched to-many destinations may change with this save.
+        _toManyCache = [:]
         var plist: Data?
         if let metadata = _metadata {
             let encoded = try SQLiteStoreMetadata.encode(metadata)
@@ -81,7 +82,14 @@ extension NSSQLiteStore {
                 try _save(changes, plist: plist, connection: connection, mapping: mapping)
             }
             if let plist { _storedPlist = plist }
+            _rememberSaved(changes, versions: result.versions, mapping: mapping)
             return result
+        } catch let conflicts as StoreConflicts {
+            // The store's current rows become the row cache's snapshots, so that refreshing sees them.
+            for conflict in conflicts.conflicts {
+                if let row = conflict.current { _remember([row]) } else { _snapshots[conflict.objectID] = nil }
+            }
+            throw conflicts
         } catch let error as SQLiteError {
             throw error.coreDataError(url: _url, action: "saving to")
         }
@@ -177,6 +185,43 @@ extension NSSQLiteStore {
             try SQLiteStoreMetadata.write(metadata, plist: plist, to: connection)
         }
         return result
+    }
+
+    /// After a save, the saved rows become the row cache's snapshots (transient values left out) and deleted rows
+    /// leave it.
+    private func _rememberSaved(
+        _ changes: StoreSaveChanges, versions: [NSManagedObjectID: Int64], mapping: SQLiteModelMapping
+    ) {
+        var rows: [StoreRow] = []
+        for change in changes.inserted + changes.updated {
+            guard let version = versions[change.objectID], let entity = mapping.entity(change.objectID._entity) else {
+                continue
+            }
+            var values = change.values
+            for (slot, storage) in entity.slots.enumerated() where slot < values.count {
+                switch storage {
+                case .none: values[slot] = .null
+                case .toMany: values[slot] = .toManyFault
+                default: break
+                }
+            }
+            rows.append(StoreRow(objectID: change.objectID, values: values, version: version))
+        }
+        _remember(rows)
+        for change in changes.deleted { _snapshots[change.objectID] = nil }
+        // Counts kept by triggers changed in SQLite, not in the saved values: forget the rows that hold them.
+        let touched = Set(
+            (changes.inserted + changes.updated + changes.deleted).compactMap {
+                mapping.entity($0.objectID._entity)?.table.name
+            })
+        let stale = Set(
+            mapping.derivedCounts.filter { touched.contains($0.destinationTable) || touched.contains($0.sourceTable) }
+                .map(\.sourceTable))
+        if !stale.isEmpty {
+            for (objectID, _) in _snapshots where stale.contains(mapping.entity(objectID._entity)?.table.name ?? "") {
+                _snapshots[objectID] = nil
+            }
+        }
     }
 
     /// Makes the join rows of `source` those of `destinations` (and their positions, if ordered).

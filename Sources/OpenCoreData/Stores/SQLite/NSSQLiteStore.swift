@@ -23,8 +23,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The file was created by this store object (its schema and metadata are the model's).
     var _createdStore = false
 
-    /// Rows loaded ahead of need (prefetching, batch faulting), each handed out once.
-    var _rowCache: [NSManagedObjectID: StoreRow] = [:]
+    /// The row cache: a snapshot of every row read or written, with when, for fulfilling faults without SQL while
+    /// the asking context's `stalenessInterval` allows.
+    var _snapshots: [NSManagedObjectID: SQLiteSnapshot] = [:]
     /// To-many destinations loaded ahead of need (prefetching), each handed out once.
     var _toManyCache: [SQLiteToManyKey: [NSManagedObjectID]] = [:]
     /// Fetched objects whose rows are loaded a batch at a time (`fetchBatchSize`): object → batch.
