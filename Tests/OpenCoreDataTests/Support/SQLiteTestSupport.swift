@@ -166,7 +166,9 @@ enum RawSQLite {
     /// Runs SQL that changes the database (to simulate another program, or damage).
     static func execute(_ url: URL, _ sql: String) throws {
         var handle: OpaquePointer?
-        guard sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else {
+        guard sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK,
+            let handle
+        else {
             throw Failure(description: "cannot open \(url.path)")
         }
         defer { sqlite3_close_v2(handle) }

@@ -60,6 +60,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             try _createStore(at: url)
             return
         }
+        try Self._checkHeader(of: url, size: size)
         // An existing file is read through a read-only connection, which cannot change it, until it is known to be
         // a store this model can use.
         let connection = try _open(url, readOnly: true, create: false)
@@ -82,6 +83,37 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch {
             connection.close()
             throw Self._coreDataError(error, url: url, action: "opening")
+        }
+    }
+
+    /// Refuses a file that is not a SQLite database, or one shorter than its header says (truncated), before SQLite
+    /// opens it.
+    static func _checkHeader(of url: URL, size: Int) throws {
+        func damaged(_ reason: String) -> NSError {
+            coreDataError(
+                CocoaError.Code.fileReadCorruptFile.rawValue, "The file at \(url.path) is not a SQLite store: \(reason)",
+                userInfo: [NSURLErrorKey: url])
+        }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw coreDataError(
+                CocoaError.Code.fileReadNoPermission.rawValue, "The store file at \(url.path) cannot be read",
+                userInfo: [NSURLErrorKey: url])
+        }
+        defer { try? handle.close() }
+        let header = [UInt8]((try? handle.read(upToCount: 100)) ?? Data())
+        guard header.count == 100 else { throw damaged("it is shorter than a SQLite header") }
+        guard header.prefix(16).elementsEqual(Array("SQLite format 3\u{0}".utf8)) else {
+            throw damaged("it does not start with the SQLite header")
+        }
+        func integer(_ offset: Int, _ count: Int) -> Int {
+            header[offset..<(offset + count)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let pageSize = integer(16, 2) == 1 ? 65_536 : integer(16, 2)
+        guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else { throw damaged("its page size is invalid") }
+        // The page count is trustworthy when written by the same change as the change counter.
+        let pages = integer(28, 4)
+        if pages > 0, integer(24, 4) == integer(92, 4), size < pages * pageSize {
+            throw damaged("it is truncated (\(size) bytes of \(pages * pageSize))")
         }
     }
 
