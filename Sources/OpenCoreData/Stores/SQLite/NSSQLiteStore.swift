@@ -245,6 +245,19 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// A read-only connection for one look at a file (its metadata, a summary) that leaves nothing beside it: when no
+    /// `-wal` file holds changes, the file is read as immutable, so that SQLite creates no `-wal`/`-shm` files.
+    static func _inspectionConnection(_ url: URL) throws -> SQLiteConnection {
+        let quiet = !FileManager.default.fileExists(atPath: url.path + "-wal")
+        do {
+            let connection = try SQLiteConnection(path: url.path, readOnly: true, create: false, immutable: quiet)
+            connection.setBusyTimeout(seconds: 10)
+            return connection
+        } catch {
+            throw _coreDataError(error, url: url, action: "opening")
+        }
+    }
+
     /// Seconds to wait for a locked file (`NSPersistentStoreTimeoutOption`; 240 by default, as
     /// `NSPersistentStoreDescription.timeout`).
     var _timeout: Double {
@@ -348,7 +361,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
                 userInfo: [NSURLErrorKey: url])
         }
-        let connection = try _connect(url, readOnly: true, create: false, timeout: 240)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        try _checkHeader(of: url, size: (attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        let connection = try _inspectionConnection(url)
         defer { connection.close() }
         do {
             return try SQLiteStoreMetadata.read(connection).metadata

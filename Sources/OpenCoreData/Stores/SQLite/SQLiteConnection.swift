@@ -13,8 +13,9 @@ final class SQLiteConnection {
     /// How many statements the cache holds before it is emptied (generated fetches can vary without bound).
     private static let statementCacheLimit = 512
 
-    /// Opens (and, if `create`, creates) the database at `path`.
-    init(path: String, readOnly: Bool, create: Bool) throws(SQLiteError) {
+    /// Opens (and, if `create`, creates) the database at `path`. An `immutable` connection reads the file as it is,
+    /// creating no `-wal` or `-shm` file beside it; it must not be used while another connection writes.
+    init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(SQLiteError) {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         if readOnly {
             flags |= SQLITE_OPEN_READONLY
@@ -23,7 +24,7 @@ final class SQLiteConnection {
             if create { flags |= SQLITE_OPEN_CREATE }
         }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(Self.fileURI(path), &handle, flags, nil)
+        let code = sqlite3_open_v2(Self.fileURI(path) + (immutable ? "?immutable=1" : ""), &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             if let handle { sqlite3_close_v2(handle) }
