@@ -53,12 +53,15 @@ struct InspectCommand: ParsableCommand {
         lines.append("Entities:")
         let names = summary.entities.map(\.name)
         let nameWidth = max(6, names.map(\.count).max() ?? 0)
-        let superNames = Dictionary(summary.entities.map { ($0.number, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let superNames = Dictionary(
+            summary.entities.map { ($0.number, $0.name) }, uniquingKeysWith: { first, _ in first })
         let superWidth = max(11, summary.entities.map { superNames[$0.superNumber]?.count ?? 0 }.max() ?? 0)
         func pad(_ text: String, _ width: Int) -> String {
             text + String(repeating: " ", count: max(0, width - text.count))
         }
-        lines.append("  \(pad("Z_ENT", 6)) \(pad("Entity", nameWidth)) \(pad("Superentity", superWidth)) \(pad("Rows", 8)) Z_MAX")
+        lines.append(
+            "  \(pad("Z_ENT", 6)) \(pad("Entity", nameWidth)) \(pad("Superentity", superWidth)) \(pad("Rows", 8)) Z_MAX"
+        )
         for entity in summary.entities {
             let rows = entity.rows.map(String.init) ?? "(no table)"
             let superName = superNames[entity.superNumber] ?? ""

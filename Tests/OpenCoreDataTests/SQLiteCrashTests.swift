@@ -19,7 +19,8 @@ import Darwin
         let path = directory.store().path
         let logPath = directory.url.appendingPathComponent("completed.log").path
 
-        await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String, logPath = logPath as String, delay = delay as Int] in
+        await #expect(processExitsWith: .signal(SIGKILL)) {
+            [path = path as String, logPath = logPath as String, delay = delay as Int] in
             // The child: save batches in a loop, logging each save once it has returned, until killed.
             let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: URL(fileURLWithPath: path))
             let context = SQLiteStack.context(coordinator)
@@ -53,7 +54,8 @@ import Darwin
             }
         }
 
-        let logged = (try? String(contentsOfFile: logPath, encoding: .utf8))?.split(separator: "\n")
+        let logged =
+            (try? String(contentsOfFile: logPath, encoding: .utf8))?.split(separator: "\n")
             .compactMap { Int($0) } ?? []
         let lastLogged = logged.last ?? 0
         let url = URL(fileURLWithPath: path)

@@ -24,7 +24,9 @@ final class SQLiteFaultingPerson: NSManagedObject {
         let model = SQLiteCorpusModels.model([
             .init(
                 name: "FaultShelf",
-                properties: [.attribute("label", .stringAttributeType), .toMany("volumes", "FaultVolume", inverse: "shelf")]),
+                properties: [
+                    .attribute("label", .stringAttributeType), .toMany("volumes", "FaultVolume", inverse: "shelf"),
+                ]),
             .init(
                 name: "FaultVolume",
                 properties: [
@@ -175,7 +177,12 @@ final class SQLiteFaultingPerson: NSManagedObject {
             volumes.relationshipKeyPathsForPrefetching = ["shelf"]
             let fetched = try context.fetch(volumes)
             let before = Self.reads(recorder, "ZFAULTSHELF")
-            #expect(Set(fetched.compactMap { ($0.value(forKey: "shelf") as? NSManagedObject)?.value(forKey: "label") as? String }).count == 6)
+            #expect(
+                Set(
+                    fetched.compactMap {
+                        ($0.value(forKey: "shelf") as? NSManagedObject)?.value(forKey: "label") as? String
+                    }
+                ).count == 6)
             #expect(Self.reads(recorder, "ZFAULTSHELF") == before)
         }
     }
@@ -186,12 +193,14 @@ final class SQLiteFaultingPerson: NSManagedObject {
         let reader = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
         let writer = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
         let volume = try reader.performAndWait {
-            let volume = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")).first)
+            let volume = try #require(
+                try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")).first)
             #expect(volume.value(forKey: "title") as? String == "volume 0-0")
             return volume
         }
         try writer.performAndWait {
-            let theirs = try #require(try writer.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")).first)
+            let theirs = try #require(
+                try writer.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")).first)
             theirs.setValue("renamed by another coordinator", forKey: "title")
             try writer.save()
         }

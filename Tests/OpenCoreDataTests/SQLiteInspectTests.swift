@@ -32,7 +32,8 @@ import Testing
     @Test(.enabled(if: SQLiteCorpus.isAvailable))
     func summarisesAnAppleStoreWithoutItsModelAndWithoutTouchingIt() throws {
         let directory = SQLiteTestDirectory()
-        let url = try directory.copyCorpusStore("stores/alemar11__CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V1.sqlite")
+        let url = try directory.copyCorpusStore(
+            "stores/alemar11__CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V1.sqlite")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
         let before = try Data(contentsOf: url)
         let summary = try SQLiteStoreInspector.summary(of: url)
@@ -57,7 +58,8 @@ import Testing
         let context = SQLiteStack.context(coordinator)
         try context.performAndWait {
             for name in ["Ada", "Bob", "Cy"] {
-                NSEntityDescription.insertNewObject(forEntityName: "Owner", into: context).setValue(name, forKey: "name")
+                NSEntityDescription.insertNewObject(forEntityName: "Owner", into: context).setValue(
+                    name, forKey: "name")
             }
             NSEntityDescription.insertNewObject(forEntityName: "Dog", into: context).setValue("Rex", forKey: "name")
             try context.save()

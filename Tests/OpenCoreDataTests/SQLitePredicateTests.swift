@@ -35,7 +35,9 @@ import Testing
                 let owners = [insert("Owner", ["name": "Ada"]), insert("Owner", ["name": "bob"]), insert("Owner", [:])]
                 let tags = ["red", "Red", "blue", "green", marker].map { insert("Tag", ["label": $0]) }
                 let lists = [insert("List", ["title": "one"]), insert("List", ["title": "two"])]
-                let pets = [insert("Dog", ["name": "Rex", "breed": "collie"]), insert("Cat", ["name": "Tom", "lives": 9])]
+                let pets = [
+                    insert("Dog", ["name": "Rex", "breed": "collie"]), insert("Cat", ["name": "Tom", "lives": 9]),
+                ]
                 var random = SeededRandom(seed: 42)
                 for (index, name) in Self.names.enumerated() {
                     let item = insert(
@@ -46,7 +48,8 @@ import Testing
                             "bool": index % 3 == 0 ? nil : index % 2 == 0,
                             "date": index % 6 == 0 ? nil : Date(timeIntervalSinceReferenceDate: Double(index * 1000)),
                             "int64": Int64(index) * 1_000_000_007,
-                            "uuid": index % 2 == 0 ? UUID(uuidString: "00000000-0000-0000-0000-0000000000\(10 + index)") : nil,
+                            "uuid": index % 2 == 0
+                                ? UUID(uuidString: "00000000-0000-0000-0000-0000000000\(10 + index)") : nil,
                             "data": index % 3 == 1 ? Data([UInt8(index), 0, 255]) : nil,
                             "uri": index % 4 == 1 ? URL(string: "https://example.com/\(index)") : nil,
                         ])
@@ -110,7 +113,8 @@ import Testing
     static func translatablePredicates(marker: String) -> [(String, [Any])] {
         var predicates: [(String, [Any])] = []
         let stringConstants: [Any] = [
-            "Ada", "ada", "zoe", "Zoë", "strasse", "a%b", "a_b", "a*b", "a?b", "[x]", "", "é", "e", "clair", "\u{e9}clair",
+            "Ada", "ada", "zoe", "Zoë", "strasse", "a%b", "a_b", "a*b", "a?b", "[x]", "", "é", "e", "clair",
+            "\u{e9}clair",
             "E\u{301}CLAIR", "b", "x\\y", "100", 100, marker,
         ]
         let patterns: [Any] = ["a*", "A?A", "*b", "a\\*b", "*", "?", "[x]", "z*", "*ä*", "", "a%b", "Zo?"]
@@ -132,7 +136,9 @@ import Testing
             predicates.append(("tags.label CONTAINS\(option) %@", ["Red"]))
             predicates.append(("%@ IN\(option) tags.label", ["BLUE"]))
         }
-        let numbers: [Any] = [0, -3, 2, 1.5, -2.25, 7, 1000, NSNull(), "3", true, false, Date(timeIntervalSinceReferenceDate: 5000)]
+        let numbers: [Any] = [
+            0, -3, 2, 1.5, -2.25, 7, 1000, NSNull(), "3", true, false, Date(timeIntervalSinceReferenceDate: 5000),
+        ]
         for key in ["int16", "double", "bool", "date", "int64"] {
             for op in ["==", "!=", "<", "<=", ">", ">="] {
                 for constant in numbers { predicates.append(("\(key) \(op) %@", [constant])) }
@@ -144,7 +150,10 @@ import Testing
         }
         predicates += [
             ("date > %@", [Date(timeIntervalSinceReferenceDate: 7000)]),
-            ("date BETWEEN %@", [[Date(timeIntervalSinceReferenceDate: 2000), Date(timeIntervalSinceReferenceDate: 9000)]]),
+            (
+                "date BETWEEN %@",
+                [[Date(timeIntervalSinceReferenceDate: 2000), Date(timeIntervalSinceReferenceDate: 9000)]]
+            ),
             ("uuid == %@", [UUID(uuidString: "00000000-0000-0000-0000-000000000012")!]),
             ("uuid != %@", [UUID(uuidString: "00000000-0000-0000-0000-000000000012")!]),
             ("uuid < %@", [UUID(uuidString: "00000000-0000-0000-0000-000000000020")!]),

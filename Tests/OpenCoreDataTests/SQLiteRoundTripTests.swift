@@ -56,10 +56,13 @@ import Testing
         }
         let rows = try RawSQLite.query(
             url, "SELECT ZBOOL, ZDATE, ZINT64, ZNAME, typeof(ZUUID), length(ZUUID), ZURI, Z_OPT, Z_ENT FROM ZITEM")
-        #expect(rows == [[
-            .integer(1), .real(123_456.789), .integer(Int64.max), .text("Zoë ☃"), .text("blob"), .integer(16),
-            .text("https://example.com/a?b=c"), .integer(1), .integer(4),
-        ]])
+        #expect(
+            rows == [
+                [
+                    .integer(1), .real(123_456.789), .integer(Int64.max), .text("Zoë ☃"), .text("blob"), .integer(16),
+                    .text("https://example.com/a?b=c"), .integer(1), .integer(4),
+                ]
+            ])
     }
 
     @Test func everyRelationshipKindSurvivesReopening() throws {
@@ -104,9 +107,10 @@ import Testing
             let ada = try one("Owner", "name == %@", "Ada")
             #expect((ada.value(forKey: "profile") as? NSManagedObject)?.value(forKey: "bio") as? String == "counts")
             let adaItems = try #require(ada.value(forKey: "items") as? Set<NSManagedObject>)
-            #expect(Set(adaItems.compactMap { $0.value(forKey: "name") as? String }) == [
-                "item 1", "item 2", "item 3", "item 4",
-            ])
+            #expect(
+                Set(adaItems.compactMap { $0.value(forKey: "name") as? String }) == [
+                    "item 1", "item 2", "item 3", "item 4",
+                ])
             let first = try one("Item", "name == %@", "item 1")
             let pet = try #require(first.value(forKey: "pet") as? NSManagedObject)
             #expect(pet.entity.name == "Dog")
@@ -118,13 +122,15 @@ import Testing
             #expect(Set(tagged.compactMap { $0.value(forKey: "name") as? String }) == ["item 1", "item 2"])
             let list = try one("List", "title == %@", "chores")
             let entries = try #require(list.value(forKey: "entries") as? NSOrderedSet)
-            #expect(entries.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String } == [
-                "item 3", "item 1", "item 4",
-            ])
+            #expect(
+                entries.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String } == [
+                    "item 3", "item 1", "item 4",
+                ])
             let favorites = try #require(list.value(forKey: "favorites") as? NSOrderedSet)
-            #expect(favorites.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String } == [
-                "item 4", "item 2",
-            ])
+            #expect(
+                favorites.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String } == [
+                    "item 4", "item 2",
+                ])
             let fourth = try one("Item", "name == %@", "item 4")
             #expect((fourth.value(forKey: "list") as? NSManagedObject)?.value(forKey: "title") as? String == "chores")
             let favoritedBy = try #require(fourth.value(forKey: "favoritedBy") as? Set<NSManagedObject>)
@@ -132,9 +138,10 @@ import Testing
         }
         // Apple's layout: many-to-many rows in Z_<n><REL> tables, ordered positions in Z_FOK_ columns, the
         // destination entity of a to-one into a hierarchy in Z<n>_<REL>.
-        let tables = Set(try RawSQLite.query(url, "SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
-            $0[0].text
-        })
+        let tables = Set(
+            try RawSQLite.query(url, "SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+                $0[0].text
+            })
         #expect(tables.isSuperset(of: ["Z_4TAGS", "Z_5FAVORITES", "ZITEM", "ZANIMAL", "Z_PRIMARYKEY", "Z_METADATA"]))
         let itemColumns = try RawSQLite.query(url, "PRAGMA table_info(ZITEM)").compactMap { $0[1].text }
         #expect(itemColumns.contains("Z1_PET"))

@@ -49,7 +49,8 @@ import CSQLite
         }
         var format = PropertyListSerialization.PropertyListFormat.xml
         let plist = try #require(
-            try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: &format) as? [String: Any])
+            try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: &format)
+                as? [String: Any])
         #expect(format == .binary)
         #expect(plist[NSStoreTypeKey] as? String == NSSQLiteStoreType)
         #expect(plist[NSStoreUUIDKey] == nil, "the UUID is in Z_UUID, not in the property list")
@@ -111,11 +112,12 @@ import CSQLite
     @Test func aReadOnlyStoreReadsAndRefusesToSave() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
-        try SQLiteStack.close(try {
-            let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
-            try Self.addOwner("Ada", to: coordinator)
-            return coordinator
-        }())
+        try SQLiteStack.close(
+            try {
+                let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
+                try Self.addOwner("Ada", to: coordinator)
+                return coordinator
+            }())
         let before = try Data(contentsOf: url)
         let coordinator = try SQLiteStack.coordinator(
             SQLiteSampleModel.make(), at: url, options: [NSReadOnlyPersistentStoreOption: true])

@@ -52,12 +52,14 @@ enum SQLiteCorpusModels {
 
     static let cases: [Case] = [
         Case(
-            name: "MagicalRecord Recipes", store: "stores/magicalpanda__MagicalRecord/Samples/iOS/Resources/RecipeData/Recipes.sqlite",
+            name: "MagicalRecord Recipes",
+            store: "stores/magicalpanda__MagicalRecord/Samples/iOS/Resources/RecipeData/Recipes.sqlite",
             schema: "stores/magicalpanda__MagicalRecord/Samples/iOS/Resources/RecipeData/Recipes.schema.txt",
             excluded: historyTables, makeModel: recipes),
         Case(
             name: "BookMigration Model1", store: "stores/hwaxxer__BookMigration/Model1.sqlite",
-            schema: "stores/hwaxxer__BookMigration/Model1.schema.txt", excluded: historyTables, makeModel: bookMigration),
+            schema: "stores/hwaxxer__BookMigration/Model1.schema.txt", excluded: historyTables, makeModel: bookMigration
+        ),
         Case(
             name: "CoreDataMigration-Example 1", store: migrationExample("CoreDataMigration_Example_1.sqlite"),
             schema: migrationExample("CoreDataMigration_Example_1.schema.txt"), excluded: historyTables,
@@ -97,8 +99,10 @@ enum SQLiteCorpusModels {
                 model([
                     Entity(
                         name: "User",
-                        properties: [.attribute("name", .stringAttributeType, optional: false),
-                            .attribute("petName", .stringAttributeType)])
+                        properties: [
+                            .attribute("name", .stringAttributeType, optional: false),
+                            .attribute("petName", .stringAttributeType),
+                        ])
                 ])
             }),
     ]
@@ -235,7 +239,8 @@ enum SQLiteCorpusModels {
                 ],
                 uniquenessConstraints: [["uniqueID"]]),
             Entity(
-                name: "GraphicNovel", parent: "Book", properties: [.attribute("isBlackAndWhite", .booleanAttributeType)]),
+                name: "GraphicNovel", parent: "Book", properties: [.attribute("isBlackAndWhite", .booleanAttributeType)]
+            ),
             Entity(
                 name: "Page",
                 properties: [

@@ -85,7 +85,8 @@ enum SQLiteSampleModel {
     /// Adds a relationship and its inverse.
     static func relate(
         _ source: NSEntityDescription, _ name: String, toOne: Bool, ordered: Bool = false,
-        _ destination: NSEntityDescription, _ inverseName: String, toOne inverseToOne: Bool, inverseOrdered: Bool = false
+        _ destination: NSEntityDescription, _ inverseName: String, toOne inverseToOne: Bool,
+        inverseOrdered: Bool = false
     ) {
         let forward = NSRelationshipDescription()
         forward.name = name

@@ -181,10 +181,11 @@ enum RawSQLite {
     /// inside parentheses, no trailing semicolon.
     static func schema(_ url: URL, excluding: Set<String> = []) throws -> Set<String> {
         let rows = try query(url, "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL")
-        return Set(rows.compactMap { row -> String? in
-            guard let name = row[0].text, !excluding.contains(name), let sql = row[1].text else { return nil }
-            return normalize(sql)
-        })
+        return Set(
+            rows.compactMap { row -> String? in
+                guard let name = row[0].text, !excluding.contains(name), let sql = row[1].text else { return nil }
+                return normalize(sql)
+            })
     }
 
     static func normalize(_ sql: String) -> String {

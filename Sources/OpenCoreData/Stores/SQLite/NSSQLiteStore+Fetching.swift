@@ -94,7 +94,8 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
                 guard let destination else { continue }
                 row[slot] = .objectID(
                     NSManagedObjectID(
-                        entity: destination.entity, store: self, reference: .primaryKey(statement.int64(column + offset))
+                        entity: destination.entity, store: self,
+                        reference: .primaryKey(statement.int64(column + offset))
                     ))
             case .toMany, .none:
                 break
@@ -272,8 +273,9 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
             for component in keyPath.split(separator: ".").map(String.init) {
                 var next: [StoreRow] = []
                 var toOne: [NSManagedObjectID] = []
-                var toMany: [(storage: SQLiteToManyStorage, relationship: NSRelationshipDescription, source: StoreRow)] =
-                    []
+                var toMany:
+                    [(storage: SQLiteToManyStorage, relationship: NSRelationshipDescription, source: StoreRow)] =
+                        []
                 for row in level {
                     guard let entity = mapping.entity(row.objectID._entity),
                         let slot = entity.entity._caches.slotByName[component], slot < entity.slots.count
@@ -304,12 +306,14 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
                         group.compactMap { entry in entry.2.objectID._primaryKey.map { ($0, entry.2.objectID) } },
                         uniquingKeysWith: { first, _ in first })
                     var destinations: [Int64: [NSManagedObjectID]] = [:]
-                    let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: true))
+                    let statement = try connection.statement(
+                        Self._destinationsSQL(storage, mapping: mapping, many: true))
                     statement.bind(.text("[" + sources.keys.map(String.init).joined(separator: ",") + "]"), at: 1)
                     while try statement.step() {
                         guard let entity = mapping.entity(number: statement.int64(1)) else { continue }
                         destinations[statement.int64(2), default: []].append(
-                            NSManagedObjectID(entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0))))
+                            NSManagedObjectID(
+                                entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0))))
                     }
                     statement.reset()
                     var all: [NSManagedObjectID] = []

@@ -249,7 +249,8 @@ extension NSSQLiteStore {
         }
         if let order = join.orderColumn {
             let update = try connection.statement(
-                "UPDATE \(join.table) SET \(order) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?")
+                "UPDATE \(join.table) SET \(order) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?"
+            )
             for (position, destination) in destinations.enumerated() {
                 try update.run([.integer(Int64(position + 1)), .integer(source), .integer(destination)])
             }
@@ -294,7 +295,8 @@ extension NSSQLiteStore {
     }
 
     /// The primary key of a relationship's destination, which must be saved in this store.
-    private func _key(of destination: NSManagedObjectID, from source: NSManagedObjectID,
+    private func _key(
+        of destination: NSManagedObjectID, from source: NSManagedObjectID,
         relationship: NSRelationshipDescription
     ) throws -> Int64 {
         guard destination._store === self, let key = destination._primaryKey else {

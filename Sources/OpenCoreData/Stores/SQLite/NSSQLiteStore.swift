@@ -91,7 +91,8 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     static func _checkHeader(of url: URL, size: Int) throws {
         func damaged(_ reason: String) -> NSError {
             coreDataError(
-                CocoaError.Code.fileReadCorruptFile.rawValue, "The file at \(url.path) is not a SQLite store: \(reason)",
+                CocoaError.Code.fileReadCorruptFile.rawValue,
+                "The file at \(url.path) is not a SQLite store: \(reason)",
                 userInfo: [NSURLErrorKey: url])
         }
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
@@ -276,7 +277,8 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         switch _options?[NSSQLitePragmasOption] {
         case let dictionary as [String: Any]: given = dictionary
         case let dictionary as NSDictionary:
-            given = Dictionary(dictionary.compactMap { key, value in (key as? String).map { ($0, value) } }) { a, _ in a }
+            given = Dictionary(dictionary.compactMap { key, value in (key as? String).map { ($0, value) } }) { a, _ in a
+            }
         default: given = [:]
         }
         for (name, value) in given {

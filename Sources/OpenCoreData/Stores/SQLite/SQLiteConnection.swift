@@ -58,7 +58,8 @@ final class SQLiteConnection {
 
     func error(_ code: Int32, sql: String? = nil) -> SQLiteError {
         SQLiteError(
-            code: code, extendedCode: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)),
+            code: code, extendedCode: sqlite3_extended_errcode(handle),
+            message: String(cString: sqlite3_errmsg(handle)),
             sql: sql)
     }
 

@@ -41,8 +41,9 @@ enum SQLiteFunctions {
         }
         // Apple's derived-attribute triggers report each updated value to the framework through these functions;
         // this store reads derived values back from their columns, so they only need to exist.
-        for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"]
-        {
+        for name in [
+            "NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
+        ] {
             try create(connection, name, arguments: -1, flags: SQLITE_UTF8) { context, _, _ in
                 sqlite3_result_null(context)
             }

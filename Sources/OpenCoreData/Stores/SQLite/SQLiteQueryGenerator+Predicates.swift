@@ -73,9 +73,11 @@ extension SQLiteQueryGenerator {
             return try compare(type, options, lhs, constant: constant)
         case (.constant(let constant), .value), (.constant(let constant), .object):
             if let mirrored = type.mirrored { return try compare(mirrored, options, rhs, constant: constant) }
-            guard case .value(let sql, .string, true) = rhs, let string = constant.flatMap(PredicateValueComparison.string)
+            guard case .value(let sql, .string, true) = rhs,
+                let string = constant.flatMap(PredicateValueComparison.string)
             else { throw SQLiteUntranslatable("a string operator with a constant left of a non-string") }
-            return "\(SQLiteFunctions.compare)(\(type.rawValue), \(options.rawValue), \(context.bind(.text(string))), \(sql))"
+            return
+                "\(SQLiteFunctions.compare)(\(type.rawValue), \(options.rawValue), \(context.bind(.text(string))), \(sql))"
         case (.value(let a, let aKind, let aExact), .value(let b, let bKind, let bExact)):
             guard aExact, bExact, aKind.isComparable(with: bKind) else {
                 throw SQLiteUntranslatable("values of different kinds, or an average, compared with each other")
@@ -137,7 +139,8 @@ extension SQLiteQueryGenerator {
             }
             if !exact {
                 // An average is a float in SQL and a decimal in memory: compare it only with integers.
-                guard type.isOrderingOrEquality, case .value(.integer) = try SQLiteBinding.binding(of: constant, for: .number)
+                guard type.isOrderingOrEquality,
+                    case .value(.integer) = try SQLiteBinding.binding(of: constant, for: .number)
                 else { throw SQLiteUntranslatable("an average compared with a non-integer") }
             }
             return try compareColumn(type, options, sql, kind, constant)
@@ -170,7 +173,8 @@ extension SQLiteQueryGenerator {
             }
         case .between:
             guard kind != .uri, let bounds = PredicateValueComparison.elements(constant), bounds.count == 2,
-                let low = PredicateValueComparison.unwrap(bounds[0]), let high = PredicateValueComparison.unwrap(bounds[1])
+                let low = PredicateValueComparison.unwrap(bounds[0]),
+                let high = PredicateValueComparison.unwrap(bounds[1])
             else { return "0" }
             guard let lowSQL = try bound(low), let highSQL = try bound(high) else { return "0" }
             return "\(column) BETWEEN \(lowSQL) AND \(highSQL)"
@@ -221,7 +225,8 @@ extension SQLiteQueryGenerator {
         case .equalTo, .notEqualTo:
             guard let constant else { return type == .equalTo ? "\(sql) IS NULL" : "\(sql) IS NOT NULL" }
             guard let key = primaryKey(of: constant, kindOf: entity) else { return type == .equalTo ? "0" : "1" }
-            return type == .equalTo ? "\(sql) = \(context.bind(.integer(key)))" : "\(sql) IS NOT \(context.bind(.integer(key)))"
+            return type == .equalTo
+                ? "\(sql) = \(context.bind(.integer(key)))" : "\(sql) IS NOT \(context.bind(.integer(key)))"
         case .in:
             guard let constant, let elements = PredicateValueComparison.elements(constant) else { return "0" }
             var placeholders: [String] = []
@@ -231,7 +236,9 @@ extension SQLiteQueryGenerator {
                     matchesNil = true
                     continue
                 }
-                if let key = primaryKey(of: element, kindOf: entity) { placeholders.append(context.bind(.integer(key))) }
+                if let key = primaryKey(of: element, kindOf: entity) {
+                    placeholders.append(context.bind(.integer(key)))
+                }
             }
             var parts: [String] = []
             if !placeholders.isEmpty { parts.append("\(sql) IN (\(placeholders.joined(separator: ", ")))") }
@@ -310,8 +317,10 @@ extension SQLiteQueryGenerator {
         case .join(let join):
             let joinAlias = context.newAlias("j")
             let from =
-                ["\(join.table) \(joinAlias) JOIN \(inner.entity.table.name) \(inner.alias) ON "
-                    + "\(inner.alias).Z_PK = \(joinAlias).\(join.destinationColumn)"] + inner.joins.map(\.sql)
+                [
+                    "\(join.table) \(joinAlias) JOIN \(inner.entity.table.name) \(inner.alias) ON "
+                        + "\(inner.alias).Z_PK = \(joinAlias).\(join.destinationColumn)"
+                ] + inner.joins.map(\.sql)
             return (from.joined(separator: " "), "\(joinAlias).\(join.sourceColumn) = \(path.ownerAlias).Z_PK")
         }
     }
@@ -336,10 +345,12 @@ extension SQLiteQueryGenerator {
             switch path.storage {
             case .foreignKey(let table, let column, _):
                 return .value(
-                    "(SELECT COUNT(*) FROM \(table.name) WHERE \(column) = \(path.ownerAlias).Z_PK)", .number, exact: true)
+                    "(SELECT COUNT(*) FROM \(table.name) WHERE \(column) = \(path.ownerAlias).Z_PK)", .number,
+                    exact: true)
             case .join(let join):
                 return .value(
-                    "(SELECT COUNT(*) FROM \(join.table) WHERE \(join.sourceColumn) = \(path.ownerAlias).Z_PK)", .number,
+                    "(SELECT COUNT(*) FROM \(join.table) WHERE \(join.sourceColumn) = \(path.ownerAlias).Z_PK)",
+                    .number,
                     exact: true)
             }
         }
@@ -359,8 +370,10 @@ extension SQLiteQueryGenerator {
         let inner = SQLiteScope(alias: context.newAlias("s"), entity: path.destination)
         let value = "\(inner.alias).\(path.destination.table.columns[column].name)"
         let (from, correlation) = subqueryFrom(path, inner)
-        let integer = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType]
-            .contains(type)
+        let integer = [
+            .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
+        ]
+        .contains(type)
         switch function {
         case "@sum":
             // Memory sums in decimal; SQL sums integers exactly, floating point only approximately.

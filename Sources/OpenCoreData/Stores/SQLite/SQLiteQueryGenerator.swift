@@ -70,7 +70,8 @@ struct SQLiteQueryGenerator {
         var limitClause = ""
         if isComplete, request.fetchLimit > 0 || request.fetchOffset > 0 {
             let limit = request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1
-            limitClause = " LIMIT \(context.bind(.integer(limit))) OFFSET \(context.bind(.integer(Int64(request.fetchOffset))))"
+            limitClause =
+                " LIMIT \(context.bind(.integer(limit))) OFFSET \(context.bind(.integer(Int64(request.fetchOffset))))"
         }
         let from = scope.fromClause
         let sql: String

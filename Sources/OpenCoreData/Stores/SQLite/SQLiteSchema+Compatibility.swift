@@ -9,7 +9,8 @@ extension SQLiteModelMapping {
     /// Why the schema of the store behind `connection` cannot hold this mapping's data; `nil` if it can.
     func structuralMismatch(in connection: SQLiteConnection) throws -> String? {
         let rows = Dictionary(
-            try SQLiteStoreMetadata.entityRows(connection).map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+            try SQLiteStoreMetadata.entityRows(connection).map { ($0.number, $0) },
+            uniquingKeysWith: { first, _ in first })
         for mapping in entities {
             guard let row = rows[mapping.number] else {
                 return "the store has no entity numbered \(mapping.number) for entity '\(mapping.name)'"

@@ -259,7 +259,8 @@ final class SQLiteModelMapping {
                 let inherited = Set(mapping.entity._superentity?._caches.slotByName.keys.map { $0 } ?? [])
                 let own = mapping.entity._ownProperties.filter { !inherited.contains($0._name) }
                 for case let attribute as NSAttributeDescription in own where !attribute._isTransient {
-                    add(unique("Z" + attribute._name.uppercased()), SQLiteColumnType(attribute._attributeType),
+                    add(
+                        unique("Z" + attribute._name.uppercased()), SQLiteColumnType(attribute._attributeType),
                         .attribute(attribute))
                 }
                 for case let relationship as NSRelationshipDescription in own

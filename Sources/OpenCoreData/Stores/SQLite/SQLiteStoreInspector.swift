@@ -45,7 +45,9 @@ package enum SQLiteStoreInspector {
             for row in rows {
                 var root = row
                 var seen = Set<Int64>()
-                while root.superNumber != 0, let parent = byNumber[root.superNumber], seen.insert(parent.number).inserted {
+                while root.superNumber != 0, let parent = byNumber[root.superNumber],
+                    seen.insert(parent.number).inserted
+                {
                     root = parent
                 }
                 // Core Data's tables are Z<ENTITY>; its persistent-history entities' tables are A<ENTITY>.
@@ -55,7 +57,8 @@ package enum SQLiteStoreInspector {
                     if counts[table] == nil {
                         var byEntity: [Int64: Int] = [:]
                         // The table name comes from sqlite_master, not from the user.
-                        let statement = try connection.prepare("SELECT Z_ENT, COUNT(*) FROM \"\(table)\" GROUP BY Z_ENT")
+                        let statement = try connection.prepare(
+                            "SELECT Z_ENT, COUNT(*) FROM \"\(table)\" GROUP BY Z_ENT")
                         defer { statement.finalize() }
                         while try statement.step() { byEntity[statement.int64(0)] = Int(statement.int64(1)) }
                         counts[table] = byEntity

@@ -43,7 +43,8 @@ enum SQLiteStoreMetadata {
         let plist = statement.blob(2)
         statement.reset()
         guard version <= formatVersion else {
-            throw Problem.newerFormat("its Z_METADATA version is \(version); this release reads version \(formatVersion)")
+            throw Problem.newerFormat(
+                "its Z_METADATA version is \(version); this release reads version \(formatVersion)")
         }
         var metadata: [String: Any] = [:]
         if !plist.isEmpty {
@@ -127,7 +128,8 @@ enum SQLiteStoreMetadata {
 
     /// The rows of `Z_PRIMARYKEY`.
     static func entityRows(_ connection: SQLiteConnection) throws -> [EntityRow] {
-        let statement = try connection.statement("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+        let statement = try connection.statement(
+            "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
         var rows: [EntityRow] = []
         while try statement.step() {
             rows.append(

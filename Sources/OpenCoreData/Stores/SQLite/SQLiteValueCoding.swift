@@ -13,7 +13,9 @@ enum SQLiteValueCoding {
         if storage == SQLITE_NULL { return .null }
         switch type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
-            if storage == SQLITE_FLOAT { return .int(Int64(exactly: statement.double(column).rounded(.towardZero)) ?? 0) }
+            if storage == SQLITE_FLOAT {
+                return .int(Int64(exactly: statement.double(column).rounded(.towardZero)) ?? 0)
+            }
             return .int(statement.int64(column))
         case .booleanAttributeType:
             return .bool(statement.int64(column) != 0)
@@ -111,7 +113,9 @@ enum SQLiteValueCoding {
                 if let number = box.value as? NSNumber { return .text(number.stringValue) }
                 return .null
             case .objectIDAttributeType:
-                if let objectID = box.value as? NSManagedObjectID { return .text(objectID.uriRepresentation().absoluteString) }
+                if let objectID = box.value as? NSManagedObjectID {
+                    return .text(objectID.uriRepresentation().absoluteString)
+                }
                 if let url = box.value as? URL { return .text(url.absoluteString) }
                 return .null
             default:
@@ -132,7 +136,8 @@ enum SQLiteValueCoding {
     ]
 
     private static func transformer(for attribute: NSAttributeDescription) -> (ValueTransformer, unarchives: Bool)? {
-        let name = attribute._valueTransformerName.flatMap { $0.isEmpty ? nil : $0 }
+        let name =
+            attribute._valueTransformerName.flatMap { $0.isEmpty ? nil : $0 }
             ?? NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue
         guard let transformer = ValueTransformer._transformer(named: name) else { return nil }
         return (transformer, unarchivingNames.contains(name) || transformer is NSSecureUnarchiveFromDataTransformer)
