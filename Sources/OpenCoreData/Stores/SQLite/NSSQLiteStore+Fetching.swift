@@ -18,7 +18,7 @@ struct SQLiteToManyKey: Hashable {
 /// `relationshipKeyPathsForPrefetching` — are loaded together, one query per batch or relationship.
 extension NSSQLiteStore: PersistentStoreRowCaching {
     /// How many rows the caches hold before they are emptied.
-    private static let cacheLimit = 200_000
+    private static let cacheLimit = 100_000
 
     package func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult {
         let (connection, mapping) = try _openStore()

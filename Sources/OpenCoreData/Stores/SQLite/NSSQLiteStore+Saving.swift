@@ -101,7 +101,7 @@ extension NSSQLiteStore {
         // 1. Versions: nothing is written if any object changed underneath the saving context.
         var current: [NSManagedObjectID: Int64] = [:]
         var conflicts: [StoreConflict] = []
-        for change in changes.updated + changes.deleted {
+        for change in [changes.updated, changes.deleted].joined() {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
             let version = try connection.statement("SELECT Z_OPT FROM \(entity.table.name) WHERE Z_PK = ?")
                 .scalarInteger([.integer(key)])
@@ -119,11 +119,8 @@ extension NSSQLiteStore {
         for change in changes.deleted {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
             try connection.statement("DELETE FROM \(entity.table.name) WHERE Z_PK = ?").run([.integer(key)])
-            for join in mapping.joinTables {
-                for (column, table) in [(join.firstColumn, join.name), (join.secondColumn, join.name)]
-                where _joinColumn(column, of: join, holdsKeysOf: entity.table, mapping: mapping) {
-                    try connection.statement("DELETE FROM \(table) WHERE \(column) = ?").run([.integer(key)])
-                }
+            for (table, column) in mapping.joinColumns(holdingKeysOf: entity.table) {
+                try connection.statement("DELETE FROM \(table) WHERE \(column) = ?").run([.integer(key)])
             }
         }
         // 3. Insertions.
@@ -162,22 +159,9 @@ extension NSSQLiteStore {
             result.versions[change.objectID] = version
         }
         // 5. To-many relationships: join rows and ordered positions.
-        for (change, inserted) in changes.inserted.map({ ($0, true) }) + changes.updated.map({ ($0, false) }) {
-            let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            for (slot, destinations) in change.toMany.sorted(by: { $0.key < $1.key }) where slot < entity.slots.count {
-                guard case .toMany(let storage, let relationship) = entity.slots[slot] else { continue }
-                let keys = try destinations.map { try _key(of: $0, from: change.objectID, relationship: relationship) }
-                switch storage {
-                case .foreignKey(let table, _, let order?):
-                    let statement = try connection.statement("UPDATE \(table.name) SET \(order) = ? WHERE Z_PK = ?")
-                    for (position, destination) in keys.enumerated() {
-                        try statement.run([.integer(Int64(position + 1)), .integer(destination)])
-                    }
-                case .foreignKey:
-                    break
-                case .join(let join):
-                    try _writeJoin(join, source: key, destinations: keys, isNew: inserted, connection: connection)
-                }
+        for (changes, inserted) in [(changes.inserted, true), (changes.updated, false)] {
+            for change in changes where !change.toMany.isEmpty {
+                try _writeToMany(change, isNew: inserted, connection: connection, mapping: mapping)
             }
         }
         // 6. Metadata.
@@ -224,6 +208,28 @@ extension NSSQLiteStore {
         }
     }
 
+    /// The join rows and ordered positions of one saved object's to-many relationships.
+    private func _writeToMany(
+        _ change: StoreSaveObject, isNew: Bool, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws {
+        let (entity, key) = try _locate(change.objectID, mapping: mapping)
+        for (slot, destinations) in change.toMany.sorted(by: { $0.key < $1.key }) where slot < entity.slots.count {
+            guard case .toMany(let storage, let relationship) = entity.slots[slot] else { continue }
+            let keys = try destinations.map { try _key(of: $0, from: change.objectID, relationship: relationship) }
+            switch storage {
+            case .foreignKey(let table, _, let order?):
+                let statement = try connection.statement("UPDATE \(table.name) SET \(order) = ? WHERE Z_PK = ?")
+                for (position, destination) in keys.enumerated() {
+                    try statement.run([.integer(Int64(position + 1)), .integer(destination)])
+                }
+            case .foreignKey:
+                break
+            case .join(let join):
+                try _writeJoin(join, source: key, destinations: keys, isNew: isNew, connection: connection)
+            }
+        }
+    }
+
     /// Makes the join rows of `source` those of `destinations` (and their positions, if ordered).
     private func _writeJoin(
         _ join: SQLiteJoin, source: Int64, destinations: [Int64], isNew: Bool, connection: SQLiteConnection
@@ -257,27 +263,6 @@ extension NSSQLiteStore {
         }
     }
 
-    /// Whether `column` of `join` holds primary keys of rows of `table`.
-    private func _joinColumn(
-        _ column: String, of join: SQLiteJoinTable, holdsKeysOf table: SQLiteTable, mapping: SQLiteModelMapping
-    ) -> Bool {
-        for entity in mapping.entities where entity.table === table {
-            for case .toMany(.join(let candidate), _) in entity.slots
-            where candidate.table == join.name && candidate.sourceColumn == column {
-                return true
-            }
-        }
-        for entity in mapping.entities {
-            for case .toMany(.join(let candidate), _) in entity.slots
-            where candidate.table == join.name && candidate.destinationColumn == column
-                && candidate.destinationTable == table.name
-            {
-                return true
-            }
-        }
-        return false
-    }
-
     // MARK: Values
 
     /// The entity mapping and primary key of an object of this store.
@@ -297,13 +282,13 @@ extension NSSQLiteStore {
     /// The primary key of a relationship's destination, which must be saved in this store.
     private func _key(
         of destination: NSManagedObjectID, from source: NSManagedObjectID,
-        relationship: NSRelationshipDescription
+        relationship: @autoclosure () -> NSRelationshipDescription
     ) throws -> Int64 {
         guard destination._store === self, let key = destination._primaryKey else {
             throw coreDataError(
                 NSManagedObjectExternalRelationshipError,
                 """
-                Relationship '\(relationship._name)' of \(source.uriRepresentation().absoluteString) points to \
+                Relationship '\(relationship()._name)' of \(source.uriRepresentation().absoluteString) points to \
                 \(destination.uriRepresentation().absoluteString), which is not in the same store; relationships \
                 cannot cross stores
                 """)
@@ -330,8 +315,9 @@ extension NSSQLiteStore {
             case .object(let object): destination = object.objectID
             default: return .null
             }
-            let relationship = change.object._layout.slots[slot].property as! NSRelationshipDescription
-            let key = try _key(of: destination, from: change.objectID, relationship: relationship)
+            let key = try _key(
+                of: destination, from: change.objectID,
+                relationship: change.object._layout.slots[slot].property as! NSRelationshipDescription)
             if case .foreignEntity = write {
                 return mapping.entity(destination._entity).map { .integer($0.number) } ?? .null
             }

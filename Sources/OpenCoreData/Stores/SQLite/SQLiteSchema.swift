@@ -448,6 +448,24 @@ final class SQLiteModelMapping {
             foreignKey: foreignKey)
     }
 
+    /// The join-table columns that hold primary keys of `table`'s rows (whose rows go when those rows are deleted).
+    func joinColumns(holdingKeysOf table: SQLiteTable) -> [(table: String, column: String)] {
+        var columns: [(table: String, column: String)] = []
+        for entity in entities {
+            for case .toMany(.join(let join), _) in entity.slots {
+                if entity.table === table, !columns.contains(where: { $0 == (join.table, join.sourceColumn) }) {
+                    columns.append((join.table, join.sourceColumn))
+                }
+                if join.destinationTable == table.name,
+                    !columns.contains(where: { $0 == (join.table, join.destinationColumn) })
+                {
+                    columns.append((join.table, join.destinationColumn))
+                }
+            }
+        }
+        return columns
+    }
+
     /// The mapping of the entity named `name`.
     func entity(named name: String) -> SQLiteEntityMapping? { byName[name] }
 
