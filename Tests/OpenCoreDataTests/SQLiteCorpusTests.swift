@@ -83,6 +83,55 @@ struct SQLiteCorpusTests {
         #expect(try Data(contentsOf: url) == before)
     }
 
+    @Test func savingToAnAppleStoreKeepsItsFormatAndItsTriggers() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try directory.copyCorpusStore(
+            "stores/alemar11__CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V1.sqlite")
+        let plist = try RawSQLite.query(url, "SELECT Z_PLIST FROM Z_METADATA")
+        let (bookKey, pages) = try #require(
+            try RawSQLite.query(url, "SELECT Z_PK, ZPAGESCOUNT FROM ZBOOK WHERE Z_ENT = 1 ORDER BY Z_PK LIMIT 1").first
+                .flatMap { row in row[0].integer.flatMap { key in row[1].integer.map { (key, $0) } } })
+        let pageMax = try #require(
+            try RawSQLite.query(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 4").first?[0].integer)
+
+        let coordinator = try SQLiteStack.coordinator(SQLiteCorpusModels.sampleModel2(version: 1), at: url)
+        let context = SQLiteStack.context(coordinator)
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Book")
+            request.predicate = NSPredicate(
+                format: "SELF == %@",
+                coordinator.managedObjectID(
+                    forURIRepresentation: coordinator.persistentStores[0].identifier.map {
+                        URL(string: "x-coredata://\($0)/Book/p\(bookKey)")!
+                    }!)!)
+            let book = try #require(try context.fetch(request).first)
+            #expect(book.value(forKey: "pagesCount") as? Int64 == pages)
+            let page = NSEntityDescription.insertNewObject(forEntityName: "Page", into: context)
+            page.setValue(Int32(9999), forKey: "number")
+            page.setValue(false, forKey: "isBookmarked")
+            page.setValue(Data([1, 2, 3]), forKey: "content")
+            page.setValue(book, forKey: "book")
+            try context.save()
+        }
+        // Apple's derived-attribute trigger counted the new page; Apple's metadata was left as it was.
+        #expect(
+            try RawSQLite.query(url, "SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = \(bookKey)") == [[.integer(pages + 1)]]
+        )
+        #expect(try RawSQLite.query(url, "SELECT Z_PLIST FROM Z_METADATA") == plist)
+        #expect(
+            try RawSQLite.query(
+                url, "SELECT Z_ENT, Z_OPT, ZBOOK, Z1_BOOK, ZNUMBER FROM ZPAGE WHERE Z_PK = \(pageMax + 1)")
+                == [[.integer(4), .integer(1), .integer(bookKey), .integer(1), .integer(9999)]])
+        #expect(try RawSQLite.query(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 4") == [[.integer(pageMax + 1)]])
+        let fresh = SQLiteStack.context(coordinator)
+        try fresh.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Book")
+            request.predicate = NSPredicate(format: "pages.@count == %d", Int(pages + 1))
+            let book = try #require(try fresh.fetch(request).first)
+            #expect(book.value(forKey: "pagesCount") as? Int64 == pages + 1)
+        }
+    }
+
     @Test func walFramesAreRead() throws {
         // This store's data is in its -wal file; the main file alone has no posts.
         let directory = SQLiteTestDirectory()

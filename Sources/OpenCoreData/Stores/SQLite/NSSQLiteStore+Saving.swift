@@ -73,15 +73,14 @@ extension NSSQLiteStore {
         // Prefetched to-many destinations may change with this save.
         _toManyCache = [:]
         var plist: Data?
-        if let metadata = _metadata {
-            let encoded = try SQLiteStoreMetadata.encode(metadata)
-            if encoded != _storedPlist { plist = encoded }
+        if let metadata = _metadata, _storedMetadata?.isEqual(to: metadata) != true {
+            plist = try SQLiteStoreMetadata.encode(metadata)
         }
         do {
             let result = try connection.transaction(immediate: true) {
                 try _save(changes, plist: plist, connection: connection, mapping: mapping)
             }
-            if let plist { _storedPlist = plist }
+            if plist != nil, let metadata = _metadata { _storedMetadata = NSDictionary(dictionary: metadata) }
             _rememberSaved(changes, versions: result.versions, mapping: mapping)
             return result
         } catch let conflicts as StoreConflicts {

@@ -18,8 +18,8 @@ import Foundation
 final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     var _connection: SQLiteConnection?
     var _mapping: SQLiteModelMapping?
-    /// The metadata property list as last read or written, so that saves rewrite it only when it changed.
-    var _storedPlist: Data?
+    /// The metadata as last read or written, so that saves rewrite it only when it changed.
+    var _storedMetadata: NSDictionary?
     /// The file was created by this store object (its schema and metadata are the model's).
     var _createdStore = false
 
@@ -75,10 +75,10 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 try _createStore(at: url)
                 return
             }
-            let (metadata, plist) = try SQLiteStoreMetadata.read(connection)
+            let (metadata, _) = try SQLiteStoreMetadata.read(connection)
             _metadata = metadata
             _identifier = metadata[NSStoreUUIDKey] as? String
-            _storedPlist = plist
+            _storedMetadata = NSDictionary(dictionary: metadata)
             _connection = connection
         } catch {
             connection.close()
@@ -146,14 +146,14 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
                 try SQLiteStoreMetadata.write(metadata, plist: plist, to: connection)
                 _metadata = metadata
-                _storedPlist = plist
+                _storedMetadata = NSDictionary(dictionary: metadata)
                 return true
             }
             if !created {
-                let (metadata, plist) = try SQLiteStoreMetadata.read(connection)
+                let (metadata, _) = try SQLiteStoreMetadata.read(connection)
                 _metadata = metadata
                 _identifier = metadata[NSStoreUUIDKey] as? String
-                _storedPlist = plist
+                _storedMetadata = NSDictionary(dictionary: metadata)
             }
             _createdStore = created
             _mapping = created ? mapping : nil

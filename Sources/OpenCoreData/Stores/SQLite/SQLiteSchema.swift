@@ -300,7 +300,9 @@ final class SQLiteModelMapping {
                 }
                 let ownerNumber = number(of: owner._entity)
                 let name = "Z_\(ownerNumber)" + owner._name.uppercased()
-                let otherName = (other?._name ?? owner._entity?._name ?? "").uppercased()
+                // A relationship that is its own inverse names both columns (the second one numbered).
+                let otherName = (other?._name ?? (inverse === owner ? owner._name : owner._entity?._name) ?? "")
+                    .uppercased()
                 let first = "Z_\(ownerNumber)" + otherName
                 var second = "Z_\(number(of: owner._destinationEntity))" + owner._name.uppercased()
                 if second == first { second += "1" }
