@@ -135,6 +135,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 _identifier = UUID().uuidString
                 var metadata = _metadataRecordingModel(model)
                 metadata["_NSAutoVacuumLevel"] = "2"
+                metadata[Self.hashesMarkerKey] = metadata[NSStoreModelVersionHashesKey]
                 let plist = try SQLiteStoreMetadata.encode(metadata)
                 for statement in mapping.createStatements {
                     try connection.execute(statement)
@@ -164,6 +165,19 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// The metadata key under which this store records the version hashes it computed itself. While
+    /// `NSStoreModelVersionHashes` equals it, the hashes are this release's and are checked strictly; hashes written
+    /// by Apple's framework (which this release does not compute yet) are checked by structure instead.
+    static let hashesMarkerKey = "_OpenCoreDataStoreModelVersionHashes"
+
+    /// Whether `metadata`'s version hashes were computed by this release.
+    static func _hashesAreOurs(_ metadata: [String: Any]) -> Bool {
+        guard let ours = metadata[hashesMarkerKey] as? [String: Any],
+            let current = metadata[NSStoreModelVersionHashesKey] as? [String: Any]
+        else { return false }
+        return NSDictionary(dictionary: ours).isEqual(to: current)
+    }
+
     /// Checks the store against the model: by version hashes, or — for stores whose hashes were computed by
     /// Apple's framework — by structure. An incompatible store is closed untouched.
     override func _checkCompatibility(with model: NSManagedObjectModel, configuration: String?) throws {
@@ -176,7 +190,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         {
             let problem: String?
             do {
-                problem = try mapping.structuralMismatch(in: connection)
+                problem =
+                    Self._hashesAreOurs(metadata)
+                    ? "the entity version hashes differ" : try mapping.structuralMismatch(in: connection)
             } catch {
                 _close()
                 throw Self._coreDataError(error, url: url, action: "opening")
