@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
         .library(name: "OpenCoreDataShim", targets: ["OpenCoreDataShim"]),
         .executable(name: "coredata", targets: ["coredata"]),
+        .plugin(name: "CoreDataModelCodeGenerator", targets: ["CoreDataModelCodeGenerator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
@@ -29,19 +30,45 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
+        // Reads Xcode model files (.xcdatamodeld/.xcdatamodel XML) into plain values; shared by the library and the
+        // code generator, which must not depend on the whole library.
+        .target(name: "XCDataModelFormat"),
         .target(
             name: "OpenCoreData",
-            dependencies: ["CSQLite", "OpenCoreDataMacros"]
+            dependencies: ["CSQLite", "OpenCoreDataMacros", "XCDataModelFormat"]
         ),
-        .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData"]),
+        .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataMacros"]),
+        // Writes the NSManagedObject subclasses of a model's entities; run by the build plugin below.
+        .executableTarget(name: "CoreDataModelGenerator", dependencies: ["XCDataModelFormat"]),
+        .plugin(
+            name: "CoreDataModelCodeGenerator",
+            capability: .buildTool(),
+            dependencies: ["CoreDataModelGenerator"]
+        ),
+        // An app using a model bundle and the classes the plugin generates from it.
+        .executableTarget(
+            name: "CompanyExample",
+            dependencies: ["OpenCoreData"],
+            path: "Examples/CompanyExample",
+            resources: [.copy("Company.xcdatamodeld")],
+            plugins: ["CoreDataModelCodeGenerator"]
+        ),
         .executableTarget(
             name: "coredata",
             dependencies: [
                 "OpenCoreDataShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // The demo's model, found by NSPersistentContainer(name: "Company"). A model bundle is a folder that
+            // must reach the resource bundle as it is, so it is copied rather than processed.
+            resources: [.copy("Resources/Company.xcdatamodeld")]
         ),
-        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreDataShim", "OpenCoreData"]),
+        .testTarget(
+            name: "OpenCoreDataTests",
+            dependencies: ["OpenCoreDataShim", "OpenCoreData", "XCDataModelFormat"],
+            resources: [.copy("Resources/Inventory.xcdatamodeld")],
+            plugins: ["CoreDataModelCodeGenerator"]
+        ),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [

@@ -5,6 +5,6 @@ struct CoreDataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coredata",
         abstract: "Work with Core Data models and stores on any platform.",
-        subcommands: [InspectCommand.self]
+        subcommands: [DemoCommand.self, InspectCommand.self]
     )
 }

@@ -203,6 +203,19 @@ import Testing
         #expect(holds("ANY tags BEGINSWITH[c] 'B'", set))
     }
 
+    @Test func anyRangesOverNestedToManyRelationships() {
+        let company: [String: Any] = [
+            "departments": Set([
+                NSDictionary(dictionary: ["employees": Set(["Ann", "Bob"])]),
+                NSDictionary(dictionary: ["employees": Set(["Cy"])]),
+            ])
+        ]
+        #expect(holds("ANY departments.employees == 'Cy'", company))
+        #expect(!holds("ANY departments.employees == 'Dee'", company))
+        #expect(!holds("ALL departments.employees BEGINSWITH 'A'", company))
+        #expect(holds("ALL departments.employees IN {'Ann', 'Bob', 'Cy'}", company))
+    }
+
     @Test func keyPathAcrossToManyWithoutQualifierIsACollection() {
         let parent: [String: Any] = ["children": [["age": 10], ["age": 14]]]
         #expect(!holds("children.age == 10", parent))
@@ -312,4 +325,20 @@ import Testing
         #expect(predicate.evaluate(with: ["name": "Bob"]))
         #expect(!predicate.evaluate(with: ["name": "Al"]))
     }
+
+    #if !canImport(CoreData)
+    @Test func onePredicateEvaluatesConcurrently() async {
+        let predicate = NSPredicate(format: "name MATCHES '[a-z]+[0-9]' AND n > 10 AND name LIKE[c] 'X*'")
+        let counts = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let objects: [[String: Any]] = (0..<2_000).map { ["name": "x\($0 % 10)", "n": $0] }
+                    return objects.filtered(using: predicate).count
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counts == [1_989, 1_989, 1_989, 1_989])
+    }
+    #endif
 }

@@ -74,6 +74,54 @@ import Testing
         #expect(negatedGroup.predicateFormat == "NOT (a == 1 OR b == 2)")
     }
 
+    /// Outputs of Apple's Foundation that public projects pin in their own tests.
+    @Test func outputsObservedOnApplePlatforms() {
+        let first = NSPredicate(format: "title == %@ AND birthdate == %@", "The Almighty Kraken", "October 4")
+        let second = NSPredicate(format: "isAwesome == true && isHungry == true")
+        #expect(
+            NSCompoundPredicate(andPredicateWithSubpredicates: [first, second]).predicateFormat
+                == #"(title == "The Almighty Kraken" AND birthdate == "October 4") AND (isAwesome == 1 AND isHungry == 1)"#
+        )
+        #expect(
+            NSCompoundPredicate(orPredicateWithSubpredicates: [first, second]).predicateFormat
+                == #"(title == "The Almighty Kraken" AND birthdate == "October 4") OR (isAwesome == 1 AND isHungry == 1)"#
+        )
+        let between = NSPredicate(format: "extraInt BETWEEN {%@, %@}", NSNumber(value: 1), NSNumber(value: 3))
+        #expect(
+            NSCompoundPredicate(notPredicateWithSubpredicate: between).predicateFormat
+                == "NOT extraInt BETWEEN {1, 3}")
+        #expect(NSPredicate(format: "isActive == %@", NSNumber(value: true)).predicateFormat == "isActive == 1")
+        #expect(NSPredicate(format: "text CONTAINS[cd] %@", "test").predicateFormat == #"text CONTAINS[cd] "test""#)
+    }
+
+    /// Formats as they appear in public Core Data code: they parse, print as written, and evaluate.
+    @Test func formatsFromTheField() {
+        let relative = NSPredicate(format: #"dateAdded > CAST(CAST(now(), "NSNumber") - 7257600, "NSDate")"#)
+        #expect(relative.predicateFormat == #"dateAdded > CAST(CAST(now(), "NSNumber") - 7257600, "NSDate")"#)
+        #expect(relative.evaluate(with: ["dateAdded": Date()]))
+        #expect(!relative.evaluate(with: ["dateAdded": Date(timeIntervalSinceNow: -8_000_000)]))
+        let stops = NSPredicate(
+            format: """
+                (13.39657778010461 <= longitude AND longitude <= 13.42266155792719
+                AND 52.63249629924865 <= latitude AND latitude <= 52.64832433715332)
+                AND SUBQUERY(
+                    stopTimes, $x, CAST(-978250148.000000, "NSDate") <= $x.departureTime
+                    AND $x.departureTime <= CAST(-978306000.000000, "NSDate")
+                ).@count != 0
+                """)
+        #expect(
+            stops.predicateFormat
+                == "(13.39657778010461 <= longitude AND longitude <= 13.42266155792719 AND 52.63249629924865 <= latitude"
+                + " AND latitude <= 52.64832433715332) AND SUBQUERY(stopTimes, $x, CAST(-978250148.000000, \"NSDate\")"
+                + " <= $x.departureTime AND $x.departureTime <= CAST(-978306000.000000, \"NSDate\")).@count != 0")
+        let iso = NSPredicate(format: #"date > CAST("2016-01-02T00:00:00Z", "NSDate")"#)
+        #expect(iso.evaluate(with: ["date": Date(timeIntervalSince1970: 1_451_800_000)]))
+        #expect(!iso.evaluate(with: ["date": Date(timeIntervalSince1970: 1_451_600_000)]))
+        let sum = NSExpression(format: "sum:(amount)")
+        #expect(sum.function == "sum:")
+        #expect(sum.expressionFormat == "sum:(amount)")
+    }
+
     /// Formats covering every construct; each must print to a string that parses back to an equal predicate, and
     /// print the same again.
     static let roundTripFormats = [

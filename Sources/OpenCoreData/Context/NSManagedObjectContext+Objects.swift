@@ -27,7 +27,7 @@ extension NSManagedObjectContext {
     /// Whether the context has unsaved changes.
     public var hasChanges: Bool {
         _assertOnQueue()
-        return !_inserted.isEmpty || !_deleted.isEmpty || !_pendingDeletes.isEmpty
+        return !_inserted.isEmpty || !_deleted.isEmpty || _pendingDeletes.contains { !$0._flags.contains(.inserted) }
             || _updated.values.contains { $0.hasChanges }
     }
 
@@ -190,7 +190,7 @@ extension NSManagedObjectContext {
         _hasEventChanges = true
         object.awakeFromInsert()
         if _registersUndo {
-            _registerUndo(for: object) { object in
+            _registerUndo(for: object, event: .undoInsertion) { object in
                 object._context?._uninsert(object)
             }
         }
@@ -238,7 +238,7 @@ extension NSManagedObjectContext {
         _pendingDeletes.append(object)
         _hasEventChanges = true
         if _registersUndo {
-            _registerUndo(for: object) { object in
+            _registerUndo(for: object, event: .undoDeletion) { object in
                 object._context?._undelete(object)
             }
         }
@@ -275,9 +275,17 @@ extension NSManagedObjectContext {
         _hasEventChanges = true
     }
 
-    /// Notes a change of an inserted or already-updated object, for the end-of-event notification.
-    func _noteChange() {
+    /// Notes a change of an object in the current event: it is listed as updated in the end-of-event
+    /// notification (unless inserted), and its per-event change record is cleared when the event ends.
+    func _noteChange(of object: NSManagedObject) {
         _hasEventChanges = true
+        if !object._flags.contains(.eventTouched) {
+            object._flags.insert(.eventTouched)
+            _eventTouched[ObjectIdentifier(object)] = object
+        }
+        if !object._flags.contains(.inserted), !object._flags.contains(.deleted) {
+            _eventUpdated[ObjectIdentifier(object)] = object
+        }
     }
 
     // MARK: Permanent IDs
@@ -304,11 +312,16 @@ extension NSManagedObjectContext {
         return undoManager.isUndoRegistrationEnabled
     }
 
-    /// Registers the undo of a change of `object` with the context's undo manager.
-    func _registerUndo(for object: NSManagedObject, _ handler: @escaping (NSManagedObject) -> Void) {
+    /// Registers the undo of a change of `object` with the context's undo manager. When an undo runs it, the
+    /// object hears of it through `awakeFromSnapshotEvents(_:)`.
+    func _registerUndo(
+        for object: NSManagedObject, event: NSSnapshotEventType = .undoUpdate,
+        _ handler: @escaping (NSManagedObject) -> Void
+    ) {
         guard let undoManager = _undoManager else { return }
-        undoManager.registerUndo(withTarget: object) { target in
+        undoManager.registerUndo(withTarget: object) { [weak undoManager] target in
             handler(target)
+            if undoManager?.isUndoing == true { target.awakeFromSnapshotEvents(event) }
         }
     }
 

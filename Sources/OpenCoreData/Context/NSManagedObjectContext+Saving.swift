@@ -15,10 +15,12 @@ extension NSManagedObjectContext {
         _eventUpdated = [:]
         _eventDeleted = [:]
         _eventRefreshed = [:]
-        for object in _registeredObjectsSnapshot() {
+        for object in _eventTouched.values {
             object._eventChanged.removeAll()
             object._eventOldValues = nil
+            object._flags.remove(.eventTouched)
         }
+        _eventTouched = [:]
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
@@ -316,6 +318,11 @@ extension NSManagedObjectContext {
                 }
             }
         }
+        _forgetPendingChanges()
+    }
+
+    /// Empties the records of unsaved changes and of the current event.
+    func _forgetPendingChanges() {
         _inserted = [:]
         _updated = [:]
         _deleted = [:]
@@ -323,6 +330,8 @@ extension NSManagedObjectContext {
         _eventInserted = [:]
         _eventUpdated = [:]
         _eventDeleted = [:]
+        _eventRefreshed = [:]
+        _eventTouched = [:]
         _hasEventChanges = false
     }
 
@@ -341,15 +350,7 @@ extension NSManagedObjectContext {
             object._changed.removeAll()
             object._flags = .fault
         }
-        _inserted = [:]
-        _updated = [:]
-        _deleted = [:]
-        _pendingDeletes = []
-        _eventInserted = [:]
-        _eventUpdated = [:]
-        _eventDeleted = [:]
-        _eventRefreshed = [:]
-        _hasEventChanges = false
+        _forgetPendingChanges()
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didChangeObjectsNotification, object: self,
             userInfo: [NSInvalidatedAllObjectsKey: Array(objects.map(\._objectID))])

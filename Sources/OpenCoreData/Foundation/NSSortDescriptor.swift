@@ -23,9 +23,9 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// The key path the values are read at, or `nil` to compare the objects themselves.
-    open private(set) var key: String?
+    public let key: String?
     /// Whether values sort in ascending order.
-    open private(set) var ascending: Bool
+    public let ascending: Bool
     /// The comparison selector, or `nil` for comparator-based descriptors.
     open var selector: Selector? {
         if case .selector(let selector) = comparison { return selector }

@@ -1,14 +1,23 @@
 // Foundation's collections and dictionaries answer key-value coding on Apple platforms: a dictionary looks the key
 // up, a collection maps the key over its elements. The same conformances here.
 
-extension Dictionary: KeyValueCoding where Key == String {
-    /// The value stored under `key`; keys starting with `@` name the dictionary's own properties (`@count`,
-    /// `@allKeys`, `@allValues`), as with `NSDictionary`.
+extension Dictionary: KeyValueCoding {
+    /// The value stored under `key` (for dictionaries keyed by `String`, `AnyHashable` or `NSString`); keys starting
+    /// with `@` name the dictionary's own properties (`@count`, `@allKeys`, `@allValues`), as with `NSDictionary`.
     public func value(forKey key: String) -> Any? {
         if key.hasPrefix("@") {
             return KeyValueCodingDictionary.property(String(key.dropFirst()), of: self as NSDictionary)
         }
-        guard let value = self[key] else { return nil }
+        // String keys are the common case; a metatype comparison avoids a dynamic cast per lookup.
+        let typedKey: Key
+        if Key.self == String.self {
+            typedKey = unsafeBitCast(key, to: Key.self)
+        } else if let converted = key as? Key {
+            typedKey = converted
+        } else {
+            return nil
+        }
+        guard let value = self[typedKey] else { return nil }
         return PredicateValueComparison.unwrap(value)
     }
 }

@@ -68,9 +68,23 @@ extension NSOrderedSet: KeyValueCodingCollection {
     var keyValueCodingKind: KeyValueCodingCollectionKind { .orderedSet }
 }
 
-/// Puts arbitrary values into sets: hashable values as themselves, other class instances by identity.
+/// Puts arbitrary values into sets: hashable values as themselves, other class instances by identity. Foundation
+/// objects that bridge (`NSNumber`, `NSString`, `NSDate`) go in as their Swift values, so that a set built from
+/// `NSNumber`s equals one built from `Int`s, as it does on Apple platforms.
 enum KeyValueCodingHashing {
     static func hashable(_ value: Any) -> AnyHashable {
+        if type(of: value) is AnyObject.Type {
+            if let number = value as? NSNumber {
+                switch PredicateNumber(number: number) {
+                case .int(let v): return AnyHashable(Int(truncatingIfNeeded: v))
+                case .uint(let v): return AnyHashable(v)
+                case .double(let v): return v == v.rounded() && abs(v) < 1e18 ? AnyHashable(Int(v)) : AnyHashable(v)
+                case .decimal(let v): return AnyHashable(v)
+                }
+            }
+            if let string = value as? NSString { return AnyHashable(string as String) }
+            if let date = value as? NSDate { return AnyHashable(date as Date) }
+        }
         if let hashable = value as? AnyHashable { return hashable }
         if type(of: value) is AnyObject.Type { return AnyHashable(ObjectIdentifier(value as AnyObject)) }
         return AnyHashable(String(reflecting: value))

@@ -13,6 +13,9 @@ enum KeyValueCodingPath {
     /// otherwise. `nil` and `NSNull` have no values.
     @inline(__always)
     static func value(of object: Any?, forKey key: String) -> Any? {
+        guard let object else { return nil }
+        // Managed objects and dictionaries conform; try that before unwrapping optionals and nulls, which are rare.
+        if let coding = object as? any KeyValueCoding { return coding.value(forKey: key) }
         guard let object = PredicateValueComparison.unwrap(object) else { return nil }
         if let coding = object as? any KeyValueCoding { return coding.value(forKey: key) }
         return KeyValueCodingReflection.value(of: object, forKey: key)

@@ -47,6 +47,7 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
         set {
             _checkEditable("defaultValue")
             _defaultValue = newValue
+            _entity?._invalidateCaches()
         }
     }
 

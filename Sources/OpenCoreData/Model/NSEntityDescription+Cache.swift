@@ -30,10 +30,12 @@ final class EntityCache: @unchecked Sendable {
     let relationshipsByName: [String: NSRelationshipDescription]
     let slots: [Slot]
     let slotByName: [String: Int]
-    /// Slots of attributes with a default value, and the slots of to-many relationships, which a new object
-    /// starts with as empty collections.
+    /// The slots saved to the store.
     let persistentSlots: [Int]
     let relationshipSlots: [Int]
+    /// The values a newly inserted object starts with: attribute defaults, and to-many relationships that load
+    /// (as empty, for a new object) when first touched.
+    let initialValues: ContiguousArray<StoredValue>
 
     init(entity: NSEntityDescription) {
         id = EntityCache.nextID.add(1, ordering: .relaxed).oldValue
@@ -93,5 +95,19 @@ final class EntityCache: @unchecked Sendable {
             default: return false
             }
         }
+        var initial = ContiguousArray<StoredValue>(repeating: .null, count: slots.count)
+        for (index, slot) in slots.enumerated() {
+            switch slot.kind {
+            case .attribute(let type), .derived(let type):
+                if let attribute = slot.property as? NSAttributeDescription, let value = attribute._defaultValue {
+                    initial[index] = StoredValue.attributeValue(value, type: type) ?? .null
+                }
+            case .toMany:
+                initial[index] = .toManyFault
+            case .toOne, .fetched:
+                break
+            }
+        }
+        initialValues = initial
     }
 }

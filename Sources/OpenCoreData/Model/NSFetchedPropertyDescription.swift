@@ -25,12 +25,13 @@ open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Senda
 open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     var _derivationExpression: NSExpression?
 
-    /// The expression that computes the value.
+    /// The expression that computes the value. As in Apple's framework, a key path ending in `.@count` is stored
+    /// as `count:(path)`, one ending in `.@sum` or `.@total` as `sum:(path)`.
     open var derivationExpression: NSExpression? {
         get { _derivationExpression }
         set {
             _checkEditable("derivationExpression")
-            _derivationExpression = newValue
+            _derivationExpression = newValue.map(ModelVersionHasher.canonicalDerivation)
         }
     }
 

@@ -21,6 +21,8 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     var _isEditable = true
     /// Where the model was loaded from, for messages.
     var _sourceURL: URL?
+    /// The version's name when loaded from a model bundle (`"Model 2"`), for tools and messages.
+    var _versionName: String?
     var _entitiesByName: [String: NSEntityDescription]?
 
     public override init() {
@@ -151,19 +153,13 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             let entities = entities(forConfigurationName: configuration)
         else { return false }
         for entity in entities {
-            guard let name = entity._name, let hash = storedHash(stored[name]), hash == entity.versionHash else {
+            guard let name = entity._name, let hash = ModelVersionHasher.storedHash(stored[name]),
+                hash == entity.versionHash
+            else {
                 return false
             }
         }
         return true
-    }
-
-    private func storedHash(_ value: Any?) -> Data? {
-        switch value {
-        case let data as Data: return data
-        case let data as NSData: return Data(referencing: data)
-        default: return nil
-        }
     }
 
     /// Strings to localise entity and property names in messages, keyed as Apple documents
@@ -192,6 +188,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         copy._versionIdentifiers = _versionIdentifiers
         copy._localizationDictionary = _localizationDictionary
         copy._sourceURL = _sourceURL
+        copy._versionName = _versionName
         return copy
     }
 

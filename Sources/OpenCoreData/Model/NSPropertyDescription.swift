@@ -118,18 +118,20 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
         }
     }
 
-    /// The name this property had in the previous model version, for lightweight migration.
+    /// The name this property had in the previous model version, for lightweight migration; the property's own
+    /// name unless set, as in Apple's framework.
     open var renamingIdentifier: String? {
-        get { _renamingIdentifier }
+        get { _renamingIdentifier ?? _name }
         set {
             _checkEditable("renamingIdentifier")
             _renamingIdentifier = newValue
         }
     }
 
-    /// Whether Spotlight indexes the property (kept for model fidelity; there is no Spotlight on Linux).
+    /// Whether Spotlight indexes the property (kept for model fidelity; there is no Spotlight on Linux). Always
+    /// `false` for a transient property, as in Apple's framework.
     open var isIndexedBySpotlight: Bool {
-        get { _isIndexedBySpotlight }
+        get { _isIndexedBySpotlight && !_isTransient }
         set {
             _checkEditable("isIndexedBySpotlight")
             _isIndexedBySpotlight = newValue
@@ -137,8 +139,9 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// Whether the property is stored in an external record (deprecated by Apple; kept for model fidelity).
+    /// Always `false` for a transient property, as in Apple's framework.
     open var isStoredInExternalRecord: Bool {
-        get { _isStoredInExternalRecord }
+        get { _isStoredInExternalRecord && !_isTransient }
         set {
             _checkEditable("isStoredInExternalRecord")
             _isStoredInExternalRecord = newValue
@@ -189,6 +192,6 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
 
     open override var description: String {
         "(\(String(describing: type(of: self)))), name \(_name), isOptional \(_isOptional), isTransient \(_isTransient)"
-            + ", entity \(_entity?._name ?? "(null)"), renamingIdentifier \(_renamingIdentifier ?? "(null)")"
+            + ", entity \(_entity?._name ?? "(null)"), renamingIdentifier \(_renamingIdentifier ?? _name)"
     }
 }

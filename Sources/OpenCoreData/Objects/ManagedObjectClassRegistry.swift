@@ -9,6 +9,8 @@ import Synchronization
 /// If none is found the entity's objects are plain `NSManagedObject`s, as Apple's framework falls back.
 enum ManagedObjectClassRegistry {
     private struct State {
+        var registered: Set<ObjectIdentifier> = []
+        var entities: [EntityKey: CachedEntity] = [:]
         var classesByName: [String: [NSManagedObject.Type]] = [:]
         var resolved: [String: NSManagedObject.Type] = [:]
         var models: [WeakModelReference] = []
@@ -19,18 +21,34 @@ enum ManagedObjectClassRegistry {
         weak var model: NSManagedObjectModel?
     }
 
+    private struct EntityKey: Hashable {
+        let objectClass: ObjectIdentifier
+        let model: ObjectIdentifier
+    }
+
+    /// An entity found for a class in a model; the model is held weakly and compared, so that a key reused by a
+    /// new model after the old one went away never matches.
+    private struct CachedEntity {
+        weak var model: NSManagedObjectModel?
+        weak var entity: NSEntityDescription?
+    }
+
     private static let state = Mutex(State())
 
     /// Remembers a subclass seen in use.
     static func register(_ objectClass: NSManagedObject.Type) {
         guard objectClass != NSManagedObject.self else { return }
+        let key = ObjectIdentifier(objectClass)
+        guard !state.withLock({ $0.registered.contains(key) }) else { return }
         let full = String(reflecting: objectClass)
         let short = String(describing: objectClass)
         state.withLock { state in
-            for name in Set([full, short]) where !(state.classesByName[name] ?? []).contains(where: { $0 == objectClass }) {
+            guard state.registered.insert(key).inserted else { return }
+            for name in Set([full, short]) {
                 state.classesByName[name, default: []].append(objectClass)
             }
-            state.resolved = [:]
+            // A name that fell back to NSManagedObject may now have its class.
+            state.resolved = state.resolved.filter { $0.value != NSManagedObject.self }
         }
     }
 
@@ -57,10 +75,27 @@ enum ManagedObjectClassRegistry {
 
     /// The entity of `objectClass`: in `model` if given, else in the models in use (the newest first).
     static func entity(for objectClass: NSManagedObject.Type, in model: NSManagedObjectModel?) -> NSEntityDescription? {
+        if let model {
+            let key = EntityKey(objectClass: ObjectIdentifier(objectClass), model: ObjectIdentifier(model))
+            if let cached = state.withLock({ $0.entities[key] }), cached.model === model, let entity = cached.entity {
+                return entity
+            }
+            let found = findEntity(for: objectClass, in: [model])
+            if let found, !model._isEditable {
+                state.withLock { $0.entities[key] = CachedEntity(model: model, entity: found) }
+            }
+            return found
+        }
+        return findEntity(for: objectClass, in: nil)
+    }
+
+    private static func findEntity(for objectClass: NSManagedObject.Type, in given: [NSManagedObjectModel]?)
+        -> NSEntityDescription?
+    {
         register(objectClass)
         let models: [NSManagedObjectModel]
-        if let model {
-            models = [model]
+        if let given {
+            models = given
         } else {
             models = state.withLock { $0.models.compactMap(\.model) }.reversed()
         }

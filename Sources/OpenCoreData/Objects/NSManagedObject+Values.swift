@@ -89,6 +89,8 @@ extension NSManagedObject {
     /// Keeps the value `slot` had before the first change of the current event (a copy, for a to-many
     /// relationship, whose contents are about to change in place).
     func _rememberOldValue(_ slot: Int) {
+        // An inserted object has no values from before to report.
+        if _flags.contains(.inserted) || _context == nil { return }
         if _eventOldValues?[slot] != nil { return }
         if _eventOldValues == nil { _eventOldValues = [:] }
         if case .toMany(let contents) = _values[slot] {
@@ -102,12 +104,9 @@ extension NSManagedObject {
     func _markChanged(_ slot: Int) {
         _changed.insert(slot)
         _eventChanged.insert(slot)
-        guard let context = _context, !_flags.contains(.inserted), !_flags.contains(.deleted),
-            !_flags.contains(.updated)
-        else {
-            _context?._noteChange()
-            return
-        }
+        guard let context = _context else { return }
+        context._noteChange(of: self)
+        guard !_flags.contains(.inserted), !_flags.contains(.deleted), !_flags.contains(.updated) else { return }
         _flags.insert(.updated)
         context._registerUpdated(self)
     }

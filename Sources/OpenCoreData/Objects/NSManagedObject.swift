@@ -30,6 +30,8 @@ open class NSManagedObject: NSObject {
         static let inaccessible = Flags(rawValue: 1 << 5)
         /// A delete whose rules have not yet been applied (they are, in `processPendingChanges()`).
         static let pendingDeletePropagation = Flags(rawValue: 1 << 6)
+        /// Changed in the current event (and so listed for clearing when it ends).
+        static let eventTouched = Flags(rawValue: 1 << 7)
     }
 
     let _entity: NSEntityDescription
@@ -143,22 +145,9 @@ open class NSManagedObject: NSObject {
         _context?._objectWillGoAway(self)
     }
 
-    /// The values a new object starts with: the attributes' default values, empty to-many relationships.
+    /// The values a new object starts with: the attribute defaults; to-many relationships start empty.
     func _initialValues() -> ContiguousArray<StoredValue> {
-        var values = ContiguousArray<StoredValue>(repeating: .null, count: _layout.slots.count)
-        for (index, slot) in _layout.slots.enumerated() {
-            switch slot.kind {
-            case .attribute(let type), .derived(let type):
-                if let attribute = slot.property as? NSAttributeDescription, let value = attribute._defaultValue {
-                    values[index] = StoredValue.attributeValue(value, type: type) ?? .null
-                }
-            case .toMany:
-                values[index] = .toMany(RelationshipContents())
-            case .toOne, .fetched:
-                break
-            }
-        }
-        return values
+        _layout.initialValues
     }
 
     // MARK: Identity
@@ -283,6 +272,12 @@ open class NSManagedObject: NSObject {
         let value = _resolvedValue(at: slot)
         didAccessValue(forKey: key)
         return _publicValue(value, slot: slot)
+    }
+
+    /// The value at a dotted key path (`"company.name"`), through to-one and to-many relationships, with the
+    /// collection operators (`"employees.@count"`, `"employees.@avg.salary"`). Overridable, as on Apple platforms.
+    open func value(forKeyPath keyPath: String) -> Any? {
+        KeyValueCodingPath.value(of: self, components: KeyValueCodingPath.split(keyPath)[...])
     }
 
     /// Sets the property `key`, tracking the change (and its undo) and keeping relationship inverses in step.

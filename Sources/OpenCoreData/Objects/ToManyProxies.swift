@@ -48,11 +48,25 @@ extension NSManagedObject {
         }
     }
 
+    /// An object being added to a relationship through a proxy, which must be a managed object.
+    func _proxyDestination(_ object: Any, slot: Int) -> NSManagedObject {
+        guard let destination = object as? NSManagedObject else {
+            preconditionFailure(
+                """
+                Only managed objects can be added to the relationship '\(_layout.slots[slot].name)'; got a \
+                \(type(of: object))
+                """)
+        }
+        return destination
+    }
+
     /// The objects of a to-many relationship, loading it if needed.
     func _toManyObjects(_ slot: Int) -> [NSManagedObject] { _toManyContents(slot).objects }
 }
 
-/// `mutableSetValue(forKey:)`: changes made through it change the relationship.
+/// `mutableSetValue(forKey:)`: changes made through it change the relationship. Foundation's `NSSet` leaves its
+/// primitives (`count`, `member(_:)`, `objectEnumerator()`) to subclasses, so this one answers them from the live
+/// relationship and needs no copy.
 final class ToManyMutableSet: NSMutableSet, ToManyProxy {
     private let owner: NSManagedObject
     private let slot: Int
@@ -61,7 +75,6 @@ final class ToManyMutableSet: NSMutableSet, ToManyProxy {
         self.owner = owner
         self.slot = slot
         super.init(capacity: 0)
-        resynchronize()
     }
 
     required init(capacity numItems: Int) {
@@ -76,21 +89,24 @@ final class ToManyMutableSet: NSMutableSet, ToManyProxy {
         preconditionFailure("A relationship's mutable set is created only by mutableSetValue(forKey:)")
     }
 
-    func resynchronize() {
-        super.removeAllObjects()
-        for object in owner._toManyObjects(slot) {
-            super.add(object)
-        }
-    }
+    func resynchronize() {}
 
     private var key: String { owner._layout.slots[slot].name }
+    private var contents: RelationshipContents { owner._toManyContents(slot) }
 
     private func destination(_ object: Any) -> NSManagedObject {
-        guard let destination = object as? NSManagedObject else {
-            preconditionFailure(
-                "Only managed objects can be added to the relationship '\(key)'; got a \(type(of: object))")
-        }
-        return destination
+        owner._proxyDestination(object, slot: slot)
+    }
+
+    override var count: Int { contents.count }
+
+    override func member(_ object: Any) -> Any? {
+        guard let object = object as? NSManagedObject, contents.contains(object) else { return nil }
+        return object
+    }
+
+    override func objectEnumerator() -> NSEnumerator {
+        NSArray(array: contents.objects).objectEnumerator()
     }
 
     override func add(_ object: Any) {
@@ -133,7 +149,11 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
         preconditionFailure("A relationship's mutable ordered set is created only by mutableOrderedSetValue(forKey:)")
     }
 
+    private var isSynchronizing = false
+
     func resynchronize() {
+        isSynchronizing = true
+        defer { isSynchronizing = false }
         super.removeAllObjects()
         super.addObjects(from: owner._toManyObjects(slot))
     }
@@ -142,11 +162,7 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
     private var current: [NSManagedObject] { owner._toManyObjects(slot) }
 
     private func destination(_ object: Any) -> NSManagedObject {
-        guard let destination = object as? NSManagedObject else {
-            preconditionFailure(
-                "Only managed objects can be added to the relationship '\(key)'; got a \(type(of: object))")
-        }
-        return destination
+        owner._proxyDestination(object, slot: slot)
     }
 
     /// Makes the relationship hold exactly `objects`, in this order.
@@ -159,6 +175,7 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
     }
 
     override func insert(_ object: Any, at idx: Int) {
+        if isSynchronizing { return super.insert(object, at: idx) }
         let object = destination(object)
         var objects = current
         precondition(idx >= 0 && idx <= objects.count, "Index \(idx) is out of bounds of relationship '\(key)'")
@@ -168,6 +185,7 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
     }
 
     override func removeObject(at idx: Int) {
+        if isSynchronizing { return super.removeObject(at: idx) }
         var objects = current
         precondition(objects.indices.contains(idx), "Index \(idx) is out of bounds of relationship '\(key)'")
         objects.remove(at: idx)
@@ -175,6 +193,7 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
     }
 
     override func replaceObject(at idx: Int, with obj: Any) {
+        if isSynchronizing { return super.replaceObject(at: idx, with: obj) }
         let object = destination(obj)
         var objects = current
         precondition(objects.indices.contains(idx), "Index \(idx) is out of bounds of relationship '\(key)'")
@@ -186,10 +205,12 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
     }
 
     override func add(_ object: Any) {
+        if isSynchronizing { return super.add(object) }
         insert(object, at: current.count)
     }
 
     override func addObjects(from array: [Any]) {
+        if isSynchronizing { return super.addObjects(from: array) }
         var objects = current
         for element in array {
             let object = destination(element)
@@ -199,6 +220,7 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
     }
 
     override func remove(_ val: Any) {
+        if isSynchronizing { return super.remove(val) }
         guard let object = val as? NSManagedObject else { return }
         apply(without(object, in: current))
     }
@@ -218,6 +240,7 @@ final class ToManyMutableOrderedSet: NSMutableOrderedSet, ToManyProxy {
     }
 
     override func removeAllObjects() {
+        if isSynchronizing { return super.removeAllObjects() }
         apply([])
     }
 

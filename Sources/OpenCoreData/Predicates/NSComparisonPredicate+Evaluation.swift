@@ -5,6 +5,11 @@
 extension NSComparisonPredicate {
     func evaluateComparison(_ object: Any?, in scope: PredicateScope) -> Bool {
         let lhs = leftExpression.value(object, in: scope)
+        if comparisonPredicateModifier == .direct, let rightConstant,
+            let result = compareWithConstant(lhs, rightConstant)
+        {
+            return result
+        }
         let rhs = rightExpression.value(object, in: scope)
         switch comparisonPredicateModifier {
         case .direct:
@@ -17,6 +22,31 @@ extension NSComparisonPredicate {
             guard let elements = PredicateComparisonOperator.elements(of: lhs) else { return true }
             for element in elements where !compare(element, rhs) { return false }
             return true
+        }
+    }
+
+    /// The common case of a key compared with a constant (`age > 30`), without classifying the constant again.
+    /// `nil` for the operators that take the general path.
+    @inline(__always)
+    private func compareWithConstant(_ lhs: Any?, _ right: PredicateValueComparison.Classified) -> Bool? {
+        let type = predicateOperatorType
+        switch type {
+        case .equalTo, .notEqualTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo: break
+        default: return nil
+        }
+        guard let lhs = PredicateValueComparison.unwrap(lhs) else { return type == .notEqualTo }
+        let left = PredicateValueComparison.classify(lhs)
+        switch type {
+        case .equalTo: return PredicateValueComparison.isEqual(left, right, options: options)
+        case .notEqualTo: return !PredicateValueComparison.isEqual(left, right, options: options)
+        default: break
+        }
+        guard let order = PredicateValueComparison.compare(left, right, options: options) else { return false }
+        switch type {
+        case .lessThan: return order == .orderedAscending
+        case .lessThanOrEqualTo: return order != .orderedDescending
+        case .greaterThan: return order == .orderedDescending
+        default: return order != .orderedAscending
         }
     }
 
@@ -33,11 +63,21 @@ extension NSComparisonPredicate {
 /// and memory agree.
 package enum PredicateComparisonOperator {
     /// The elements an `ANY`/`ALL` modifier ranges over: a collection's elements, a lone value as itself, nothing
-    /// for `nil`.
+    /// for `nil`. A key path through two to-many relationships (`ANY departments.employees.name`) gives a set of
+    /// sets; its members are flattened, so that the predicate ranges over every employee as the SQL store's joins
+    /// do.
     static func elements(of value: Any?) -> [Any]? {
         guard let value = PredicateValueComparison.unwrap(value) else { return nil }
-        if let collection = value as? any KeyValueCodingCollection { return collection.keyValueCodingElements }
-        return [value]
+        guard let collection = value as? any KeyValueCodingCollection else { return [value] }
+        let members = collection.keyValueCodingElements
+        guard collection.keyValueCodingKind != .array,
+            members.contains(where: { $0 is any KeyValueCodingCollection })
+        else { return members }
+        var flattened: [Any] = []
+        for element in members {
+            if let nested = elements(of: element) { flattened.append(contentsOf: nested) }
+        }
+        return flattened
     }
 
     /// Whether `lhs` and `rhs` satisfy `type` with `options`.
@@ -71,9 +111,15 @@ package enum PredicateComparisonOperator {
         case .beginsWith:
             // An empty prefix or suffix matches nothing, as with NSString's hasPrefix:.
             guard let (string, prefix) = strings(lhs, rhs), !prefix.isEmpty else { return false }
+            if let found = PredicateStringFolding.asciiFind(prefix, in: string, options: options, anchor: .start) {
+                return found
+            }
             return fold(string, options).utf8.starts(with: fold(prefix, options).utf8)
         case .endsWith:
             guard let (string, suffix) = strings(lhs, rhs), !suffix.isEmpty else { return false }
+            if let found = PredicateStringFolding.asciiFind(suffix, in: string, options: options, anchor: .end) {
+                return found
+            }
             return fold(string, options).utf8.reversed().starts(with: fold(suffix, options).utf8.reversed())
         case .in:
             return contains(rhs, lhs, options: options)
@@ -98,11 +144,24 @@ package enum PredicateComparisonOperator {
             guard let element = PredicateValueComparison.unwrap(element),
                 let substring = PredicateValueComparison.string(element)
             else { return false }
-            return substring.isEmpty ? false : fold(string, options).contains(fold(substring, options))
+            if substring.isEmpty { return false }
+            if let found = PredicateStringFolding.asciiFind(substring, in: string, options: options, anchor: .anywhere)
+            {
+                return found
+            }
+            return fold(string, options).contains(fold(substring, options))
         }
         guard let elements = PredicateValueComparison.elements(container) else { return false }
-        for candidate in elements where PredicateValueComparison.isEqual(candidate, element, options: options) {
-            return true
+        guard let element = PredicateValueComparison.unwrap(element) else {
+            return elements.contains { PredicateValueComparison.unwrap($0) == nil }
+        }
+        let wanted = PredicateValueComparison.classify(element)
+        for candidate in elements {
+            guard let candidate = PredicateValueComparison.unwrap(candidate) else { continue }
+            if PredicateValueComparison.isEqual(PredicateValueComparison.classify(candidate), wanted, options: options)
+            {
+                return true
+            }
         }
         return false
     }

@@ -55,6 +55,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
 
     /// String comparison options: `[c]`, `[d]`, `[n]`.
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The options' bits, as Apple defines them.
         public let rawValue: UInt
 
         /// Creates options from their raw value.
@@ -71,17 +72,25 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     }
 
     /// The left-hand expression.
-    open private(set) var leftExpression: NSExpression
+    public let leftExpression: NSExpression
     /// The right-hand expression.
-    open private(set) var rightExpression: NSExpression
+    public let rightExpression: NSExpression
     /// The operator.
-    open private(set) var predicateOperatorType: Operator
+    public let predicateOperatorType: Operator
     /// The modifier (`ANY`, `ALL` or direct).
-    open private(set) var comparisonPredicateModifier: Modifier
+    public let comparisonPredicateModifier: Modifier
     /// The string comparison options.
-    open private(set) var options: Options
+    public let options: Options
     /// The selector of a custom-selector comparison, `nil` otherwise.
-    open private(set) var customSelector: Selector?
+    public let customSelector: Selector?
+
+    /// A constant right-hand side, classified once rather than once per evaluated object.
+    let rightConstant: PredicateValueComparison.Classified?
+
+    private static func classifiedConstant(_ expression: NSExpression) -> PredicateValueComparison.Classified? {
+        guard case .constant(let value?) = expression.kind else { return nil }
+        return PredicateValueComparison.classify(value)
+    }
 
     /// Creates a comparison predicate.
     public init(
@@ -94,6 +103,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         predicateOperatorType = type
         self.options = options
         customSelector = nil
+        rightConstant = Self.classifiedConstant(rhs)
         super.init(predicateKind: .subclass)
     }
 
@@ -107,6 +117,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         predicateOperatorType = .customSelector
         options = []
         customSelector = selector
+        rightConstant = nil
         super.init(predicateKind: .subclass)
     }
 
@@ -125,6 +136,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         predicateOperatorType = comparison.predicateOperatorType
         options = comparison.options
         customSelector = comparison.customSelector
+        rightConstant = comparison.rightConstant
         super.init(predicateKind: .subclass)
         disallowEvaluation()
     }

@@ -21,10 +21,10 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
     }
 
     /// The logical operator.
-    open private(set) var compoundPredicateType: LogicalType
+    public let compoundPredicateType: LogicalType
 
     /// The subpredicates (`NSPredicate` instances).
-    open private(set) var subpredicates: [Any]
+    public let subpredicates: [Any]
 
     /// The subpredicates, typed, for evaluation.
     let predicates: [NSPredicate]

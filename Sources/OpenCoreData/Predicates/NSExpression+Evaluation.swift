@@ -22,6 +22,9 @@ extension NSExpression {
 
     /// The value of the expression for `object`.
     func value(_ object: Any?, in scope: PredicateScope) -> Any? {
+        if let simpleKey {
+            return scope.value(of: object, forKey: simpleKey)
+        }
         switch kind {
         case .constant(let value):
             return value
@@ -31,11 +34,13 @@ extension NSExpression {
             return PredicateValueComparison.unwrap(scope.value(of: name))
         case .keyPath(_, let components, let operand):
             let base = operand.map { $0.value(object, in: scope) } ?? object
-            if components.count == 1 {
-                let key = components[0]
-                if !key.hasPrefix("@") {
-                    return PredicateValueComparison.unwrap(KeyValueCodingPath.value(of: base, forKey: key))
+            if components.count > 1, operand == nil, !components.contains(where: { $0.hasPrefix("@") }) {
+                var current = base
+                for key in components {
+                    current = scope.value(of: current, forKey: key)
+                    if current == nil { return nil }
                 }
+                return current
             }
             return KeyValueCodingPath.value(of: base, components: components[...])
         case .function(let name, let target, let arguments):
@@ -64,6 +69,7 @@ extension NSExpression {
             }
             return matching
         case .aggregate(let expressions):
+            if let constantAggregate { return constantAggregate }
             return expressions.map { $0.value(object, in: scope) ?? NSNull() }
         case .anyKey:
             preconditionFailure("ANYKEY expressions are for Spotlight queries and cannot be evaluated")

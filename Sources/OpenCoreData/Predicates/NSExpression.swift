@@ -78,9 +78,36 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
 
     let kind: Kind
 
+    /// The value of an aggregate of constants (`{1, 2, 3}`), computed once: `IN {…}` evaluates it per object.
+    let constantAggregate: [Any]?
+
+    /// For a key path of one plain key on the evaluated object (`age`), the key: the common case, read without
+    /// matching over `kind`.
+    let simpleKey: String?
+
     init(kind: Kind) {
         self.kind = kind
+        constantAggregate = NSExpression.constantAggregate(of: kind)
+        simpleKey = NSExpression.simpleKey(of: kind)
         super.init()
+    }
+
+    private static func simpleKey(of kind: Kind) -> String? {
+        guard case .keyPath(_, let components, nil) = kind, components.count == 1, !components[0].hasPrefix("@") else {
+            return nil
+        }
+        return components[0]
+    }
+
+    private static func constantAggregate(of kind: Kind) -> [Any]? {
+        guard case .aggregate(let expressions) = kind else { return nil }
+        var values: [Any] = []
+        values.reserveCapacity(expressions.count)
+        for expression in expressions {
+            guard case .constant(let value) = expression.kind else { return nil }
+            values.append(value ?? NSNull())
+        }
+        return values
     }
 
     /// Creates an expression of the given type; only the types without operands (`.evaluatedObject`, `.anyKey`)
@@ -92,6 +119,8 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
         default:
             preconditionFailure("NSExpression(expressionType: .\(type)) needs operands: use the matching initializer")
         }
+        constantAggregate = nil
+        simpleKey = nil
         super.init()
     }
 
@@ -227,7 +256,10 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
         let container = try decoder.singleValueContainer()
         let format = try container.decode(String.self)
         do {
-            kind = try PredicateParser.parseExpression(format, arguments: []).kind
+            let parsed = try PredicateParser.parseExpression(format, arguments: [])
+            kind = parsed.kind
+            constantAggregate = parsed.constantAggregate
+            simpleKey = parsed.simpleKey
         } catch {
             throw DecodingError.dataCorruptedError(
                 in: container, debugDescription: "Invalid expression format: \(error.localizedDescription)")

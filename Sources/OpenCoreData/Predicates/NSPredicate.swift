@@ -213,6 +213,37 @@ final class PredicateScope {
         return context?.object(forKey: variable)
     }
 
+    /// The type whose key-value coding was last used, and how to call it without asking the runtime for the
+    /// conformance again: a filter reads the same few keys from many objects of one type.
+    private var accessorType: ObjectIdentifier?
+    private var accessor: ((Any, String) -> Any?)?
+
+    /// The value of `key` on `object` (`nil` and `NSNull` have none), unwrapped.
+    @inline(__always)
+    func value(of object: Any?, forKey key: String) -> Any? {
+        guard let object else { return nil }
+        let type = ObjectIdentifier(Swift.type(of: object))
+        if type == accessorType, let accessor {
+            return PredicateValueComparison.unwrap(accessor(object, key))
+        }
+        if let coding = object as? any KeyValueCoding {
+            accessorType = type
+            accessor = PredicateScope.accessor(for: coding)
+            return PredicateValueComparison.unwrap(coding.value(forKey: key))
+        }
+        guard let unwrapped = PredicateValueComparison.unwrap(object) else { return nil }
+        if ObjectIdentifier(Swift.type(of: unwrapped)) == type {
+            // Neither optional nor conforming: read by reflection, without asking for the conformance again.
+            accessorType = type
+            accessor = { KeyValueCodingReflection.value(of: $0, forKey: $1) }
+        }
+        return PredicateValueComparison.unwrap(KeyValueCodingPath.value(of: unwrapped, forKey: key))
+    }
+
+    private static func accessor<T: KeyValueCoding>(for _: T) -> (Any, String) -> Any? {
+        { object, key in (object as! T).value(forKey: key) }
+    }
+
     func bind(_ variable: String, to value: Any?) {
         variables[variable] = value ?? NSNull()
         context?.setObject(value ?? NSNull(), forKey: variable as NSString)

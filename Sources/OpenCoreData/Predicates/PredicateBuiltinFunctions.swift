@@ -17,7 +17,7 @@ enum PredicateBuiltinFunctions {
         "random": 0, "random:": 1, "randomn:": 1, "now": 0,
         "bitwiseAnd:with:": 2, "bitwiseOr:with:": 2, "bitwiseXor:with:": 2,
         "leftshift:by:": 2, "rightshift:by:": 2, "onesComplement:": 1,
-        "noindex:": 1, "castObject:toType:": 2, "objectFrom:withIndex:": 2, "distinct:": 1,
+        "noindex:": 1, "castObject:toType:": 2, "objectFrom:withIndex:": 2,
     ]
 
     static func evaluate(_ name: String, arguments: [NSExpression], object: Any?, scope: PredicateScope) -> Any? {
@@ -37,7 +37,7 @@ enum PredicateBuiltinFunctions {
             preconditionFailure("Function \(name) takes \(expected) argument(s), not \(values.count)")
         }
         switch name {
-        case "sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:", "distinct:":
+        case "sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:":
             return statistic(name, collection(values[0]))
         case "add:to:":
             return arithmetic(values[0], values[1], integer: { $0.addingReportingOverflow($1) }, decimal: +, double: +)
@@ -110,9 +110,6 @@ enum PredicateBuiltinFunctions {
         switch name {
         case "count:":
             return NSNumber(value: elements.count)
-        case "distinct:":
-            var seen = Set<AnyHashable>()
-            return elements.filter { seen.insert(KeyValueCodingHashing.hashable($0)).inserted }
         case "min:", "max:":
             let keep: ComparisonResult = name == "min:" ? .orderedAscending : .orderedDescending
             var best: Any?
@@ -245,10 +242,10 @@ enum PredicateBuiltinFunctions {
         case "NSDate", "Date":
             if let date = PredicateValueComparison.date(value) { return date }
             if let number = number(value) { return Date(timeIntervalSinceReferenceDate: number.doubleValue) }
-            if let string = PredicateValueComparison.string(value), let seconds = Double(string) {
-                return Date(timeIntervalSinceReferenceDate: seconds)
-            }
-            return nil
+            guard let string = PredicateValueComparison.string(value) else { return nil }
+            if let seconds = Double(string) { return Date(timeIntervalSinceReferenceDate: seconds) }
+            // CAST("2016-01-02T00:00:00Z", "NSDate"), as configuration files written for Apple platforms use.
+            return try? Date(string, strategy: .iso8601)
         case "NSNumber":
             if let number = number(value) { return number.object }
             if let string = PredicateValueComparison.string(value) {

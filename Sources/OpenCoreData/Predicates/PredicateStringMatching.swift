@@ -24,6 +24,75 @@ package enum PredicateStringFolding {
     }
 }
 
+extension PredicateStringFolding {
+    /// ASCII lowercase of one byte.
+    @inline(__always)
+    static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+
+    /// Folded equality without allocating, when both strings are ASCII (folding then only lowercases). `nil` when
+    /// either is not ASCII.
+    @inline(__always)
+    static func asciiEqual(_ a: String, _ b: String, options: NSComparisonPredicate.Options) -> Bool? {
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y -> Bool? in
+                guard isASCII(x), isASCII(y) else { return nil }
+                guard x.count == y.count else { return false }
+                if !options.contains(.caseInsensitive) { return x.elementsEqual(y) }
+                for i in 0..<x.count where lower(x[i]) != lower(y[i]) { return false }
+                return true
+            }
+        }
+    }
+
+    /// Folded prefix, suffix or substring test without allocating, when both strings are ASCII. `nil` when either
+    /// is not ASCII.
+    static func asciiFind(
+        _ needle: String, in haystack: String, options: NSComparisonPredicate.Options, anchor: Anchor
+    ) -> Bool? {
+        var needle = needle
+        var haystack = haystack
+        let caseInsensitive = options.contains(.caseInsensitive)
+        return haystack.withUTF8 { h in
+            needle.withUTF8 { n -> Bool? in
+                guard isASCII(h), isASCII(n) else { return nil }
+                guard n.count <= h.count else { return false }
+                func matches(at offset: Int) -> Bool {
+                    if caseInsensitive {
+                        for i in 0..<n.count where lower(h[offset + i]) != lower(n[i]) { return false }
+                    } else {
+                        for i in 0..<n.count where h[offset + i] != n[i] { return false }
+                    }
+                    return true
+                }
+                switch anchor {
+                case .start: return matches(at: 0)
+                case .end: return matches(at: h.count - n.count)
+                case .anywhere:
+                    for offset in 0...(h.count - n.count) where matches(at: offset) { return true }
+                    return false
+                }
+            }
+        }
+    }
+
+    /// Where `asciiFind` looks.
+    enum Anchor {
+        case start
+        case end
+        case anywhere
+    }
+
+    @inline(__always)
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte >= 0x80 { return false }
+        return true
+    }
+}
+
 /// LIKE: `*` matches any run of characters, `?` exactly one, `\` makes the next character literal; the pattern must
 /// match the whole string.
 package enum PredicateLikeMatcher {

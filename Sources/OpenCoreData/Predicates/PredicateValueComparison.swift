@@ -11,8 +11,16 @@ package enum PredicateValueComparison {
     @inline(__always)
     package static func unwrap(_ value: Any?) -> Any? {
         guard let value else { return nil }
-        if type(of: value) is AnyObject.Type {
-            return value is NSNull ? nil : value
+        let type = type(of: value)
+        // Asking whether a value conforms to a protocol costs a hash lookup; the common value types are known not
+        // to be optionals, and comparing metatypes is a pointer comparison.
+        if type == String.self || type == Int.self || type == Double.self || type == Bool.self || type == Date.self
+            || type == Int16.self || type == Int32.self || type == Int64.self || type == Decimal.self
+        {
+            return value
+        }
+        if type is AnyObject.Type {
+            return type == NSNull.self ? nil : value
         }
         if let optional = value as? any OptionalUnwrapping {
             return unwrap(optional.unwrappedValue)
@@ -45,6 +53,35 @@ package enum PredicateValueComparison {
         return nil
     }
 
+    /// A value sorted into the kinds the comparison rules distinguish, so that each value is inspected once.
+    package enum Classified {
+        case number(PredicateNumber)
+        case string(String)
+        case date(Date)
+        case other(Any)
+    }
+
+    /// Sorts a non-nil value into its kind. Objects are told apart by class checks, Swift values by their type,
+    /// without bridging one into the other.
+    @inline(__always)
+    package static func classify(_ value: Any) -> Classified {
+        if type(of: value) is AnyObject.Type {
+            if let number = value as? NSNumber { return .number(PredicateNumber(number: number)) }
+            if let string = value as? NSString { return .string(string as String) }
+            if let date = value as? NSDate { return .date(date as Date) }
+            return .other(value)
+        }
+        switch value {
+        case let string as String: return .string(string)
+        case let date as Date: return .date(date)
+        case let substring as Substring: return .string(String(substring))
+        case let character as Character: return .string(String(character))
+        default:
+            if let number = PredicateNumber(value) { return .number(number) }
+            return .other(value)
+        }
+    }
+
     /// Whether two values are equal, as Foundation's `isEqual:` decides, folding strings as `options` ask.
     package static func isEqual(
         _ lhs: Any?,
@@ -54,21 +91,21 @@ package enum PredicateValueComparison {
         let lhs = unwrap(lhs)
         let rhs = unwrap(rhs)
         guard let lhs, let rhs else { return lhs == nil && rhs == nil }
-        if let a = PredicateNumber(lhs) {
-            if let b = PredicateNumber(rhs) { return PredicateNumber.compare(a, b) == .orderedSame }
-            if let b = date(rhs) { return a.doubleValue == b.timeIntervalSinceReferenceDate }
-            return false
+        return isEqual(classify(lhs), classify(rhs), options: options)
+    }
+
+    /// Equality of classified values.
+    @inline(__always)
+    package static func isEqual(_ lhs: Classified, _ rhs: Classified, options: NSComparisonPredicate.Options) -> Bool {
+        switch (lhs, rhs) {
+        case (.number(let a), .number(let b)): return PredicateNumber.compare(a, b) == .orderedSame
+        case (.string(let a), .string(let b)): return stringsEqual(a, b, options: options)
+        case (.date(let a), .date(let b)): return a == b
+        case (.number(let a), .date(let b)): return a.doubleValue == b.timeIntervalSinceReferenceDate
+        case (.date(let a), .number(let b)): return a.timeIntervalSinceReferenceDate == b.doubleValue
+        case (.other(let a), .other(let b)): return objectsEqual(a, b, options: options)
+        default: return false
         }
-        if let a = string(lhs) {
-            guard let b = string(rhs) else { return false }
-            return stringsEqual(a, b, options: options)
-        }
-        if let a = date(lhs) {
-            if let b = date(rhs) { return a == b }
-            if let b = PredicateNumber(rhs) { return a.timeIntervalSinceReferenceDate == b.doubleValue }
-            return false
-        }
-        return objectsEqual(lhs, rhs, options: options)
     }
 
     /// Equality for everything that is not a number, a string or a date.
@@ -104,29 +141,33 @@ package enum PredicateValueComparison {
         options: NSComparisonPredicate.Options = []
     ) -> ComparisonResult? {
         guard let lhs = unwrap(lhs), let rhs = unwrap(rhs) else { return nil }
-        if let a = PredicateNumber(lhs) {
-            if let b = PredicateNumber(rhs) { return PredicateNumber.compare(a, b) }
-            if let b = date(rhs) {
-                return PredicateNumber.compare(a, .double(b.timeIntervalSinceReferenceDate))
+        return compare(classify(lhs), classify(rhs), options: options)
+    }
+
+    /// Ordering of classified values.
+    @inline(__always)
+    package static func compare(_ lhs: Classified, _ rhs: Classified, options: NSComparisonPredicate.Options)
+        -> ComparisonResult?
+    {
+        switch (lhs, rhs) {
+        case (.number(let a), .number(let b)): return PredicateNumber.compare(a, b)
+        case (.string(let a), .string(let b)): return compareStrings(a, b, options: options)
+        case (.date(let a), .date(let b)): return a.compare(b)
+        case (.number(let a), .date(let b)):
+            return PredicateNumber.compare(a, .double(b.timeIntervalSinceReferenceDate))
+        case (.date(let a), .number(let b)):
+            return PredicateNumber.compare(.double(a.timeIntervalSinceReferenceDate), b)
+        case (.other(let a), .other(let b)):
+            if let a = a as? UUID, let b = b as? UUID {
+                return compareStrings(a.uuidString, b.uuidString, options: [])
+            }
+            if let a = a as? Data, let b = b as? Data {
+                return a.lexicographicallyPrecedes(b) ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
             }
             return nil
-        }
-        if let a = string(lhs) {
-            guard let b = string(rhs) else { return nil }
-            return compareStrings(a, b, options: options)
-        }
-        if let a = date(lhs) {
-            if let b = date(rhs) { return a.compare(b) }
-            if let b = PredicateNumber(rhs) {
-                return PredicateNumber.compare(.double(a.timeIntervalSinceReferenceDate), b)
-            }
+        default:
             return nil
         }
-        if let a = lhs as? UUID, let b = rhs as? UUID { return compareStrings(a.uuidString, b.uuidString, options: []) }
-        if let a = lhs as? Data, let b = rhs as? Data {
-            return a.lexicographicallyPrecedes(b) ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
-        }
-        return nil
     }
 
     /// Whether two strings are equal: literally (code point by code point), or after folding case and diacritics.
@@ -135,6 +176,7 @@ package enum PredicateValueComparison {
         if options.isDisjoint(with: [.caseInsensitive, .diacriticInsensitive]) {
             return a.utf8.elementsEqual(b.utf8)
         }
+        if let equal = PredicateStringFolding.asciiEqual(a, b, options: options) { return equal }
         return PredicateStringFolding.fold(a, options: options).utf8.elementsEqual(
             PredicateStringFolding.fold(b, options: options).utf8)
     }

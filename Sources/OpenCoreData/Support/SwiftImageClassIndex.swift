@@ -51,16 +51,17 @@ enum SwiftImageClassIndex {
             var parent = parentDescriptor(descriptor)
             var reachedModule = false
             while let context = parent {
-                let parentFlags = context.loadUnaligned(as: UInt32.self)
-                let parentKind = parentFlags & 0x1F
-                guard let parentName = contextName(context) else { break }
+                let parentKind = context.loadUnaligned(as: UInt32.self) & 0x1F
+                // Only modules and types have a name at this offset; a class inside an extension, a function
+                // or any other anonymous context has no dotted name and is skipped.
+                guard parentKind == moduleKind || (parentKind >= 16 && parentKind <= 18),
+                    let parentName = contextName(context)
+                else { break }
                 components.insert(parentName, at: 0)
                 if parentKind == moduleKind {
                     reachedModule = true
                     break
                 }
-                // Only classes nested in types (not in extensions or anonymous contexts) have dotted names.
-                guard parentKind >= 16 && parentKind <= 18 else { break }
                 parent = parentDescriptor(context)
             }
             guard reachedModule else { continue }

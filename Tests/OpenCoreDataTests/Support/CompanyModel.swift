@@ -6,10 +6,10 @@ enum CompanyModel {
     static func make() -> NSManagedObjectModel {
         let company = NSEntityDescription()
         company.name = "Company"
-        company.managedObjectClassName = "Company"
+        company.managedObjectClassName = String(reflecting: Company.self)
         let employee = NSEntityDescription()
         employee.name = "Employee"
-        employee.managedObjectClassName = "Employee"
+        employee.managedObjectClassName = String(reflecting: Employee.self)
 
         let inn = attribute("inn", .stringAttributeType, optional: false)
         let name = attribute("name", .stringAttributeType, optional: false)

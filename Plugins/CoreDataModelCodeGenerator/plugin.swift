@@ -1,0 +1,64 @@
+import Foundation
+import PackagePlugin
+
+/// Generates, for every Xcode model bundle (`.xcdatamodeld`) or model (`.xcdatamodel`) in a target's folder, the
+/// `NSManagedObject` subclasses Xcode's code generation writes (entities whose Codegen is "Class Definition" or
+/// "Category/Extension"), with OpenCoreData's `@Managed` in place of `@NSManaged`.
+///
+/// ```swift
+/// .executableTarget(
+///     name: "App",
+///     dependencies: [.product(name: "OpenCoreData", package: "OpenCoreData")],
+///     resources: [.copy("Company.xcdatamodeld")],
+///     plugins: [.plugin(name: "CoreDataModelCodeGenerator", package: "OpenCoreData")]
+/// )
+/// ```
+@main
+struct CoreDataModelCodeGenerator: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
+        guard let target = target as? SourceModuleTarget else { return [] }
+        let tool = try context.tool(named: "CoreDataModelGenerator")
+        return Self.models(in: target.directoryURL).map { model in
+            let name = model.deletingPathExtension().lastPathComponent
+            let output = context.pluginWorkDirectoryURL.appendingPathComponent("\(name)+CoreDataModel.swift")
+            return .buildCommand(
+                displayName: "Generating Core Data classes from \(model.lastPathComponent)",
+                executable: tool.url,
+                arguments: [model.path, "--output", output.path],
+                inputFiles: Self.files(in: model),
+                outputFiles: [output])
+        }
+    }
+
+    /// The model bundles and stand-alone model versions under `directory`.
+    static func models(in directory: URL) -> [URL] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        var result: [URL] = []
+        for name in names.sorted() where !name.hasPrefix(".") {
+            let url = directory.appendingPathComponent(name)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue
+            else { continue }
+            switch url.pathExtension {
+            case "xcdatamodeld", "xcdatamodel": result.append(url)
+            default: result += models(in: url)
+            }
+        }
+        return result
+    }
+
+    /// The files of a model, whose changes must regenerate its code.
+    static func files(in model: URL) -> [URL] {
+        guard let enumerator = FileManager.default.enumerator(at: model, includingPropertiesForKeys: nil) else {
+            return []
+        }
+        var result: [URL] = []
+        for case let url as URL in enumerator {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                result.append(url)
+            }
+        }
+        return result.sorted { $0.path < $1.path }
+    }
+}

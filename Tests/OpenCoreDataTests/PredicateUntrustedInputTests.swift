@@ -1,0 +1,169 @@
+import OpenCoreDataShim
+import Testing
+
+/// Malformed format strings: `NSPredicate(format:)` stops the program as Apple raises; the validating initializers
+/// throw an error naming the position and what was expected, in time linear in the input, whatever the input.
+@Suite struct PredicateUntrustedInputTests {
+    @Test func malformedFormatStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            _ = NSPredicate(format: "name ==")
+        }
+        await #expect(processExitsWith: .failure) {
+            _ = NSPredicate(format: "name == 'unterminated")
+        }
+        await #expect(processExitsWith: .failure) {
+            _ = NSExpression(format: "1 +")
+        }
+        await #expect(processExitsWith: .failure) {
+            _ = NSPredicate(format: "a == %@")
+        }
+    }
+
+    #if !canImport(CoreData)
+    private func parseError(_ format: String, _ arguments: [Any] = []) -> NSError? {
+        do {
+            _ = try NSPredicate(validatingFormat: format, argumentArray: arguments)
+            return nil
+        } catch {
+            return error as NSError
+        }
+    }
+
+    @Test func validatingFormatAcceptsWellFormedStrings() throws {
+        let predicate = try NSPredicate(validatingFormat: "name BEGINSWITH[c] %@", argumentArray: ["a"])
+        #expect(predicate is NSComparisonPredicate)
+        #expect(predicate.evaluate(with: ["name": "Alice"]))
+        let expression = try NSExpression(validatingFormat: "1 + %@", argumentArray: [2])
+        #expect(expression.expressionValue(with: nil, context: nil) as? Int == 3)
+    }
+
+    @Test func errorsAreFormattingErrorsWithPositionAndExpectation() throws {
+        let error = try #require(parseError("name == "))
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == 2048)
+        #expect(error.localizedDescription.contains("position 8"))
+        #expect(error.localizedDescription.contains("expected an expression"))
+        let debug = try #require(error.userInfo[NSDebugDescriptionErrorKey] as? String)
+        #expect(debug.hasPrefix("Unable to parse the format string \"name == \""))
+    }
+
+    @Test(
+        arguments: [
+            ("", 0, "an expression"),
+            ("name", 4, "an operator"),
+            ("name == 1 AND", 13, "an expression"),
+            ("(a == 1", 7, "\")\""),
+            ("a == 1)", 6, "the end of the string"),
+            ("a == 'x", 5, "a closing '"),
+            ("a ==[z] 1", 5, "string options"),
+            ("a == %@", 5, "an argument for %@"),
+            ("a ? 1", 2, "an expression or operator"),
+            ("foo(1) == 1", 0, "a built-in function"),
+            ("SUBQUERY(a, b, c == 1)", 12, "an iterator variable"),
+            ("a == 1 b == 2", 7, "an operator, AND, OR or the end"),
+            ("AND == 1", 0, "an expression"),
+            ("a == 0x", 5, "a base-16 number"),
+            ("a[1 == 2", 4, "\"]\""),
+        ] as [(String, Int, String)])
+    func errorPositions(format: String, position: Int, expected: String) throws {
+        let error = try #require(parseError(format), "\(format) should not parse")
+        #expect(error.userInfo["OpenCoreDataPredicateFormatPosition"] as? Int == position, "\(format)")
+        #expect(error.localizedDescription.contains(expected), "\(format): \(error.localizedDescription)")
+    }
+
+    @Test func wrongSubclassThrows() {
+        #expect(throws: NSError.self) {
+            _ = try NSCompoundPredicate(validatingFormat: "a == 1")
+        }
+        #expect(throws: NSError.self) {
+            _ = try NSPredicate(validatingFormat: "%K == 1", argumentArray: [1])
+        }
+    }
+
+    @Test func nestingIsLimited() throws {
+        let depth = 90
+        let nested = String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
+        #expect(try NSPredicate(validatingFormat: nested).predicateFormat == "a == 1")
+        let tooDeep = String(repeating: "(", count: 10_000) + "a == 1" + String(repeating: ")", count: 10_000)
+        let error = try #require(parseError(tooDeep))
+        #expect(error.localizedDescription.contains("levels of nesting"))
+        #expect(parseError(String(repeating: "NOT ", count: 5_000) + "a == 1") != nil)
+        #expect(parseError("a == " + String(repeating: "-", count: 5_000) + "1") != nil)
+        #expect(parseError("a == " + String(repeating: "{", count: 5_000)) != nil)
+    }
+
+    @Test func longInputParsesInLinearTime() throws {
+        let clause = "name BEGINSWITH[cd] 'abc' AND age > 30"
+        let long = Array(repeating: clause, count: 3_000).joined(separator: " OR ")
+        let start = Date()
+        let predicate = try NSPredicate(validatingFormat: long)
+        #expect((predicate as? NSCompoundPredicate)?.subpredicates.count == 3_000)
+        #expect(Date().timeIntervalSince(start) < 5)
+        let garbage = String(repeating: "((a == ", count: 20_000)
+        #expect(parseError(garbage) != nil)
+    }
+
+    /// A deterministic generator, so that a failure can be reproduced from the seed.
+    private struct SplitMix64: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    private static let vocabulary = [
+        "a", "b.c", "SELF", "$x", "%@", "%K", "%d", "%%", "1", "-2.5", "0x1F", "'s'", "\"t\"", "nil", "TRUE", "NO",
+        "==", "!=", "<", ">=", "=<", "BETWEEN", "IN", "CONTAINS", "BEGINSWITH[cd]", "LIKE", "MATCHES", "[c]",
+        "AND", "OR", "NOT", "!", "&&", "||", "ANY", "ALL", "NONE", "SOME", "(", ")", "{", "}", "[", "]", ",", ".",
+        "+", "-", "*", "/", "**", ":=", "SUBQUERY(", "FUNCTION(", "CAST(", "TERNARY(", "sum(", "now()", "@count",
+        "[FIRST]", "[LAST]", "[SIZE]", "UNION", "INTERSECT", "MINUS", "TRUEPREDICATE", "FALSEPREDICATE", "#size",
+        "ANYKEY", "'", "\"", "\\", "?", "#", "@", "$", "%", "é", "日本", "\u{0}", "\n",
+    ]
+
+    @Test func randomizedStringsNeverCrashTheParser() throws {
+        var random = SplitMix64(state: 0x0DDC_0FFE_E5EE_D5ED)
+        let corpus = PredicatePrintingTests.roundTripFormats
+        var parsed = 0
+        var rejected = 0
+        for iteration in 0..<100_000 {
+            var format: String
+            if iteration % 2 == 0 {
+                let count = Int.random(in: 1...12, using: &random)
+                format = (0..<count).map { _ in Self.vocabulary.randomElement(using: &random)! }
+                    .joined(separator: Bool.random(using: &random) ? " " : "")
+            } else {
+                var characters = Array(corpus.randomElement(using: &random)!)
+                for _ in 0..<Int.random(in: 1...3, using: &random) {
+                    let position = Int.random(in: 0...characters.count, using: &random)
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0 where position < characters.count: characters.remove(at: position)
+                    case 1: characters.insert(contentsOf: Self.vocabulary.randomElement(using: &random)!, at: position)
+                    default:
+                        if position < characters.count {
+                            characters[position] = Character(
+                                Unicode.Scalar(UInt8.random(in: 32...126, using: &random)))
+                        }
+                    }
+                }
+                format = String(characters)
+            }
+            let arguments: [Any] = ["k", 1, "v", 2.5, NSNull()]
+            if let predicate = try? NSPredicate(validatingFormat: format, argumentArray: arguments) {
+                parsed += 1
+                // Whatever parses must print to something that parses back equal.
+                let again = try NSPredicate(validatingFormat: predicate.predicateFormat)
+                #expect(again == predicate, "\(format) → \(predicate.predicateFormat)")
+            } else {
+                rejected += 1
+            }
+            _ = try? NSExpression(validatingFormat: format, argumentArray: arguments)
+        }
+        #expect(parsed > 1_000)
+        #expect(rejected > 1_000)
+    }
+    #endif
+}

@@ -1,0 +1,120 @@
+import OpenCoreDataShim
+import Testing
+
+@Suite struct ValidationTests {
+    static func model() -> NSManagedObjectModel {
+        let entity = NSEntityDescription()
+        entity.name = "Account"
+        entity.managedObjectClassName = String(reflecting: Account.self)
+        let name = CompanyModel.attribute("name", .stringAttributeType, optional: false)
+        name.setValidationPredicates(
+            [NSPredicate(format: "length >= 2"), NSPredicate(format: "length <= 8")],
+            withValidationWarnings: ["\(NSValidationStringTooShortError)", "\(NSValidationStringTooLongError)"])
+        let code = CompanyModel.attribute("code", .stringAttributeType)
+        code.setValidationPredicates([NSPredicate(format: "SELF MATCHES '[A-Z]{3}'")], withValidationWarnings: ["Use three capitals"])
+        let balance = CompanyModel.attribute("balance", .integer32AttributeType)
+        balance.setValidationPredicates([NSPredicate(format: "SELF >= 0")], withValidationWarnings: ["\(NSValidationNumberTooSmallError)"])
+        let owners = NSRelationshipDescription()
+        owners.name = "owners"
+        owners.destinationEntity = entity
+        owners.maxCount = 2
+        owners.minCount = 0
+        entity.properties = [name, code, balance, owners]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return model
+    }
+
+    @Test func missingMandatoryValue() throws {
+        let context = CompanyModel.context(model: Self.model())
+        context.performAndWait {
+            let account = Account(context: context)
+            let error = #expect(throws: NSError.self) { try context.save() }
+            #expect(error?.domain == NSCocoaErrorDomain)
+            #expect(error?.code == NSValidationMissingMandatoryPropertyError)
+            #expect(error?.userInfo[NSValidationKeyErrorKey] as? String == "name")
+            #expect(error?.userInfo[NSValidationObjectErrorKey] as? NSManagedObject === account)
+            #expect((error as? CocoaError)?.code == .validationMissingMandatoryProperty)
+        }
+    }
+
+    @Test func severalFailuresAreReportedTogether() throws {
+        let context = CompanyModel.context(model: Self.model())
+        context.performAndWait {
+            let account = Account(context: context)
+            account.name = "x"
+            account.code = "abc"
+            account.balance = -5
+            let error = #expect(throws: NSError.self) { try context.save() }
+            #expect(error?.code == NSValidationMultipleErrorsError)
+            let details = error?.userInfo[NSDetailedErrorsKey] as? [NSError] ?? []
+            let byKey = Dictionary(details.map { ($0.userInfo[NSValidationKeyErrorKey] as? String ?? "", $0) }) { a, _ in a }
+            #expect(byKey["name"]?.code == NSValidationStringTooShortError)
+            #expect(byKey["code"]?.code == NSManagedObjectValidationError)
+            #expect(byKey["code"]?.localizedDescription == "Use three capitals")
+            #expect(byKey["balance"]?.code == NSValidationNumberTooSmallError)
+            #expect(byKey["balance"]?.userInfo[NSValidationValueErrorKey] as? Int == -5)
+            #expect(details.count == 3)
+        }
+    }
+
+    @Test func nothingIsSavedWhenValidationFails() throws {
+        let context = CompanyModel.context(model: Self.model())
+        try context.performAndWait {
+            let good = Account(context: context)
+            good.name = "good"
+            _ = Account(context: context)
+            #expect(throws: NSError.self) { try context.save() }
+            #expect(good.isInserted, "the context keeps its changes")
+            let other = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            other.persistentStoreCoordinator = context.persistentStoreCoordinator
+            let stored = try other.performAndWait { try other.count(for: NSFetchRequest<Account>(entityName: "Account")) }
+            #expect(stored == 0)
+        }
+    }
+
+    @Test func relationshipCounts() throws {
+        let context = CompanyModel.context(model: Self.model())
+        context.performAndWait {
+            let account = Account(context: context)
+            account.name = "main"
+            for name in ["a1", "a2", "a3"] {
+                let owner = Account(context: context)
+                owner.name = name
+                account.mutableSetValue(forKey: "owners").add(owner)
+            }
+            let error = #expect(throws: NSError.self) { try account.validateForInsert() }
+            #expect(error?.code == NSValidationRelationshipExceedsMaximumCountError)
+            #expect(error?.userInfo[NSValidationKeyErrorKey] as? String == "owners")
+        }
+    }
+
+    @Test func validateValueCorrectsAndRejects() throws {
+        let context = CompanyModel.context(model: Self.model())
+        try context.performAndWait {
+            let account = Account(context: context)
+            var value: AnyObject? = "  pad  " as NSString
+            try account.validateValue(&value, forKey: "name")
+            #expect(value as? String == "pad", "the per-key hook trimmed it")
+            var bad: AnyObject? = "" as NSString
+            #expect(throws: NSError.self) { try account.validateValue(&bad, forKey: "name") }
+            var forbidden: AnyObject? = "root" as NSString
+            let error = #expect(throws: NSError.self) { try account.validateValue(&forbidden, forKey: "name") }
+            #expect(error?.code == 4242)
+        }
+    }
+}
+
+final class Account: NSManagedObject {
+    @Managed var name: String?
+    @Managed var code: String?
+    @Managed var balance: Int32
+
+    override func validate(value: inout Any?, forKey key: String) throws {
+        try super.validate(value: &value, forKey: key)
+        guard key == "name", let text = value as? String else { return }
+        if text == "root" { throw NSError(domain: "Accounts", code: 4242) }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed != text { value = trimmed }
+    }
+}
