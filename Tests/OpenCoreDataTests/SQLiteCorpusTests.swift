@@ -67,6 +67,58 @@ struct SQLiteCorpusTests {
         #expect(checked > 0)
     }
 
+    /// The corpus stores whose Xcode model is in the corpus, with the model version each was written with.
+    static let xcodeModels: [(store: String, model: String)] = [
+        ("BookMigration Model1", "stores/hwaxxer__BookMigration/Model.xcdatamodeld/Model1.xcdatamodel"),
+        ("CoreDataMigration-Example 1", migrationModel("CoreDataMigration_Example.xcdatamodel")),
+        ("CoreDataMigration-Example 2", migrationModel("CoreDataMigration_Example 2.xcdatamodel")),
+        ("CoreDataMigration-Example 3", migrationModel("CoreDataMigration_Example 3.xcdatamodel")),
+        ("CoreDataMigration-Example WAL", migrationModel("CoreDataMigration_Example 4.xcdatamodel")),
+        (
+            "CoreDataPlus SampleModel V1",
+            "models/alemar11__CoreDataPlus/SampleModel/SampleModel.xcdatamodeld/SampleModel.xcdatamodel"
+        ),
+        (
+            "CoreDataPlus SampleModel V2",
+            "models/alemar11__CoreDataPlus/SampleModel/SampleModel.xcdatamodeld/SampleModel2.xcdatamodel"
+        ),
+        (
+            "CoreDataPlus SampleModel3 V1",
+            "models/alemar11__CoreDataPlus/SampleModel3/SampleModel3.xcdatamodeld/SampleModel3.xcdatamodel"
+        ),
+    ]
+
+    static func migrationModel(_ version: String) -> String {
+        "stores/wibosco__CoreDataMigration-Example/CoreDataMigration-Example/CoreData/Model/"
+            + "CoreDataMigration_Example.xcdatamodeld/" + version
+    }
+
+    @Test(arguments: xcodeModels)
+    func storesOpenWithTheirXcodeModelByVersionHashAndThoseModelsMakeApplesSchema(
+        _ pair: (store: String, model: String)
+    ) throws {
+        let corpus = try #require(SQLiteCorpusModels.cases.first { $0.name == pair.store })
+        let model = try NSManagedObjectModel(
+            validatingContentsOf: SQLiteCorpus.root.appendingPathComponent(pair.model))
+        let directory = SQLiteTestDirectory()
+        let url = try directory.copyCorpusStore(corpus.store)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        // This release computes Apple's version hashes: the store matches its model by hash, not only by structure.
+        #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let coordinator = try SQLiteStack.coordinator(model, at: url)
+        try SQLiteStack.close(coordinator)
+
+        let created = directory.store("Created.sqlite")
+        try SQLiteStack.close(try SQLiteStack.coordinator(model, at: created))
+        let apple = try RawSQLite.corpusSchema(
+            SQLiteCorpus.root.appendingPathComponent(corpus.schema), excluding: corpus.excluded)
+        #expect(try RawSQLite.schema(created) == apple)
+        let hashes = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: created)
+        #expect(
+            NSDictionary(dictionary: hashes[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]).isEqual(
+                to: metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]))
+    }
+
     @Test func aStoreOfAnotherModelVersionIsRefusedUntouched() throws {
         let directory = SQLiteTestDirectory()
         let url = try directory.copyCorpusStore(

@@ -187,7 +187,7 @@ final class SQLiteModelMapping {
         let members = model.entities(forConfigurationName: configuration) ?? model.entities
         let memberSet = Set(members.map(ObjectIdentifier.init))
         func byEntityName(_ a: NSEntityDescription, _ b: NSEntityDescription) -> Bool {
-            (a._name ?? "") < (b._name ?? "")
+            ModelVersionHasher.ordered(a._name ?? "", before: b._name ?? "")
         }
         // Number the entities depth-first, siblings by name.
         var ordered: [(entity: NSEntityDescription, superNumber: Int64, root: NSEntityDescription)] = []
@@ -291,7 +291,9 @@ final class SQLiteModelMapping {
                 if let inverse, !inverse.isToMany { continue }
                 let owner: NSRelationshipDescription
                 let other: NSRelationshipDescription?
-                if let inverse, inverse !== relationship, inverse._name > relationship._name {
+                if let inverse, inverse !== relationship,
+                    ModelVersionHasher.ordered(relationship._name, before: inverse._name)
+                {
                     owner = inverse
                     other = relationship
                 } else {
@@ -435,10 +437,17 @@ final class SQLiteModelMapping {
         _ attribute: NSDerivedAttributeDescription, in mapping: SQLiteEntityMapping, table: SQLiteTable,
         byName: [String: SQLiteEntityMapping]
     ) -> SQLiteDerivedCount? {
-        guard let expression = attribute._derivationExpression,
-            case .keyPath(_, let components, nil) = expression.kind,
-            components.count == 2, components[1] == "@count",
-            let relationship = mapping.entity._caches.relationshipsByName[components[0]], relationship.isToMany,
+        // `to-many.@count`, which the model keeps as `count:(to-many)`, as Apple's framework does.
+        var name: String?
+        switch attribute._derivationExpression?.kind {
+        case .keyPath(_, let components, nil) where components.count == 2 && components[1] == "@count":
+            name = components[0]
+        case .function("count:", nil, let arguments) where arguments.count == 1:
+            if case .keyPath(_, let components, nil) = arguments[0].kind, components.count == 1 { name = components[0] }
+        default:
+            break
+        }
+        guard let name, let relationship = mapping.entity._caches.relationshipsByName[name], relationship.isToMany,
             let inverse = relationship._inverseRelationship, !inverse.isToMany,
             let destination = relationship._destinationEntity.flatMap({ byName[$0._name ?? ""] }),
             let foreignKey = column(for: inverse, role: "fk", in: destination.table),
