@@ -1,5 +1,4 @@
 import Foundation
-@_spi(Testing) import OpenCoreData
 import OpenCoreDataShim
 import Testing
 
@@ -70,25 +69,20 @@ final class SQLiteFaultingPerson: NSManagedObject {
         return url
     }
 
-    /// The statements of `recorder` that read `table`.
-    static func reads(_ recorder: SQLiteStatementRecorder, _ table: String) -> Int {
-        recorder.statements.filter { $0.hasPrefix("SELECT") && $0.contains(" \(table) ") }.count
-    }
-
     @Test func fetchedObjectsAreFaultsThatAlreadyHoldTheirValues() throws {
         let directory = SQLiteTestDirectory()
         let url = try Self.fill(directory, shelves: 1, volumes: 5)
         let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        let recorder = SQLiteStatementRecorder()
+        let recorder = SQLiteReadCounter()
         defer { recorder.stop() }
         try context.performAndWait {
             let volumes = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume"))
             #expect(volumes.count == 5)
             #expect(volumes.allSatisfy { $0.isFault })
-            let readsAfterFetch = Self.reads(recorder, "ZFAULTVOLUME")
+            let readsAfterFetch = recorder.reads("ZFAULTVOLUME")
             #expect(volumes.compactMap { $0.value(forKey: "title") as? String }.count == 5)
             #expect(volumes.allSatisfy { !$0.isFault })
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") == readsAfterFetch)
+            #expect(recorder.reads("ZFAULTVOLUME") == readsAfterFetch)
 
             let again = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
             again.returnsObjectsAsFaults = false
@@ -101,7 +95,7 @@ final class SQLiteFaultingPerson: NSManagedObject {
         let directory = SQLiteTestDirectory()
         let url = try Self.fill(directory, shelves: 1, volumes: 4)
         let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        let recorder = SQLiteStatementRecorder()
+        let recorder = SQLiteReadCounter()
         defer { recorder.stop() }
         try context.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
@@ -109,9 +103,9 @@ final class SQLiteFaultingPerson: NSManagedObject {
             request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)]
             let volumes = try context.fetch(request)
             #expect(volumes.allSatisfy { $0.isFault })
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") == 1)
+            #expect(recorder.read("ZFAULTVOLUME", times: 1))
             #expect(volumes[2].value(forKey: "number") as? Int32 == 2)
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") == 2)
+            #expect(recorder.read("ZFAULTVOLUME", times: 2))
             #expect(volumes[0].isFault)
 
             let shelf = try #require(volumes[2].value(forKey: "shelf") as? NSManagedObject)
@@ -129,7 +123,7 @@ final class SQLiteFaultingPerson: NSManagedObject {
         let directory = SQLiteTestDirectory()
         let url = try Self.fill(directory, shelves: 1, volumes: 35)
         let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        let recorder = SQLiteStatementRecorder()
+        let recorder = SQLiteReadCounter()
         defer { recorder.stop() }
         try context.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
@@ -138,15 +132,15 @@ final class SQLiteFaultingPerson: NSManagedObject {
             let volumes = try context.fetch(request)
             #expect(volumes.count == 35)
             // The keys of all, then the values of the first batch.
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") == 2)
+            #expect(recorder.read("ZFAULTVOLUME", times: 2))
             #expect(volumes[3].value(forKey: "number") as? Int32 == 3)
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") == 2)
+            #expect(recorder.read("ZFAULTVOLUME", times: 2))
             #expect(volumes[25].value(forKey: "number") as? Int32 == 25)
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") == 3)
+            #expect(recorder.read("ZFAULTVOLUME", times: 3))
             #expect((20..<30).map { volumes[$0].value(forKey: "number") as? Int32 } == (20..<30).map { Int32($0) })
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") == 3)
+            #expect(recorder.read("ZFAULTVOLUME", times: 3))
             #expect((30..<35).compactMap { volumes[$0].value(forKey: "title") as? String }.count == 5)
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") == 4)
+            #expect(recorder.read("ZFAULTVOLUME", times: 4))
         }
     }
 
@@ -154,13 +148,13 @@ final class SQLiteFaultingPerson: NSManagedObject {
         let directory = SQLiteTestDirectory()
         let url = try Self.fill(directory, shelves: 6, volumes: 5)
         let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        let recorder = SQLiteStatementRecorder()
+        let recorder = SQLiteReadCounter()
         defer { recorder.stop() }
         try context.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "FaultShelf")
             request.relationshipKeyPathsForPrefetching = ["volumes"]
             let shelves = try context.fetch(request)
-            let readsAfterFetch = Self.reads(recorder, "ZFAULTVOLUME") + Self.reads(recorder, "ZFAULTSHELF")
+            let readsAfterFetch = (recorder.reads("ZFAULTVOLUME") ?? 0) + (recorder.reads("ZFAULTSHELF") ?? 0)
             #expect(readsAfterFetch <= 3)
             var titles = 0
             for shelf in shelves {
@@ -169,21 +163,21 @@ final class SQLiteFaultingPerson: NSManagedObject {
                 }
             }
             #expect(titles == 30)
-            #expect(Self.reads(recorder, "ZFAULTVOLUME") + Self.reads(recorder, "ZFAULTSHELF") == readsAfterFetch)
+            #expect((recorder.reads("ZFAULTVOLUME") ?? 0) + (recorder.reads("ZFAULTSHELF") ?? 0) == readsAfterFetch)
 
             // And through a to-one relationship.
             context.reset()
             let volumes = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
             volumes.relationshipKeyPathsForPrefetching = ["shelf"]
             let fetched = try context.fetch(volumes)
-            let before = Self.reads(recorder, "ZFAULTSHELF")
+            let before = recorder.reads("ZFAULTSHELF")
             #expect(
                 Set(
                     fetched.compactMap {
                         ($0.value(forKey: "shelf") as? NSManagedObject)?.value(forKey: "label") as? String
                     }
                 ).count == 6)
-            #expect(Self.reads(recorder, "ZFAULTSHELF") == before)
+            #expect(recorder.reads("ZFAULTSHELF") == before)
         }
     }
 

@@ -1,3 +1,6 @@
+// White-box tests of OpenCoreData's SQLite store (the coredata tool): they do not build against Apple's Core Data.
+#if !canImport(CoreData)
+
 import Foundation
 import OpenCoreData
 import Testing
@@ -81,3 +84,5 @@ import Testing
         #expect(refused.output.contains("not a SQLite store"))
     }
 }
+
+#endif

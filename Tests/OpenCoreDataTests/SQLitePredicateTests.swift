@@ -1,3 +1,6 @@
+// White-box tests of OpenCoreData's SQLite store (the store's fetch interface and statement recorder): they do not build against Apple's Core Data.
+#if !canImport(CoreData)
+
 @_spi(Testing) import OpenCoreData
 import OpenCoreDataShim
 import Testing
@@ -372,3 +375,5 @@ import Testing
         try #require(Int64(object.objectID.uriRepresentation().lastPathComponent.dropFirst()))
     }
 }
+
+#endif
