@@ -169,6 +169,8 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
     /// Keeps `rows` (with their values) as the row cache's snapshots.
     @discardableResult
     func _remember(_ rows: [StoreRow]) -> [StoreRow] {
+        // A fetch larger than the cache leaves its rows to its objects alone.
+        guard rows.count <= Self.cacheLimit else { return rows }
         if _snapshots.count + rows.count > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
         let now = ProcessInfo.processInfo.systemUptime
         for row in rows where !row.values.isEmpty {

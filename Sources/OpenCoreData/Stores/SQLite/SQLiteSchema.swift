@@ -477,9 +477,6 @@ final class SQLiteModelMapping {
         return columns
     }
 
-    /// The mapping of the entity named `name`.
-    func entity(named name: String) -> SQLiteEntityMapping? { byName[name] }
-
     /// The mapping of `entity` (matched by name, so that equal models work alike).
     func entity(_ entity: NSEntityDescription) -> SQLiteEntityMapping? { byName[entity._name ?? ""] }
 

@@ -65,11 +65,6 @@ final class SQLiteStatement {
         sqlite3_bind_double(handle, index, number)
     }
 
-    @inline(__always)
-    func bindNull(at index: Int32) {
-        sqlite3_bind_null(handle, index)
-    }
-
     func bind(_ string: String, at index: Int32) {
         var string = string
         string.withUTF8 { buffer in
@@ -166,6 +161,4 @@ final class SQLiteStatement {
         default: return .null
         }
     }
-
-    var columnCount: Int32 { sqlite3_column_count(handle) }
 }
