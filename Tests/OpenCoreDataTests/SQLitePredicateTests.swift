@@ -110,8 +110,6 @@ import Testing
         }
     }
 
-    static let fixture = Result { try Fixture() }
-
     /// Predicate formats with their arguments, every one of which SQL must answer alone.
     static func translatablePredicates(marker: String) -> [(String, [Any])] {
         var predicates: [(String, [Any])] = []
@@ -204,7 +202,7 @@ import Testing
     }
 
     @Test func sqlSelectsWhatTheInMemoryEvaluatorSelects() throws {
-        let fixture = try Self.fixture.get()
+        let fixture = try Fixture()
         var disagreements: [String] = []
         var inMemory: [String] = []
         let predicates = Self.translatablePredicates(marker: fixture.marker)
@@ -223,7 +221,7 @@ import Testing
     }
 
     @Test func combinationsAgree() throws {
-        let fixture = try Self.fixture.get()
+        let fixture = try Fixture()
         var random = SeededRandom(seed: 7)
         let parts = Self.translatablePredicates(marker: fixture.marker).map {
             NSPredicate(format: $0.0, argumentArray: $0.1)
@@ -247,7 +245,7 @@ import Testing
     }
 
     @Test func predicatesSQLCannotExpressAreLeftToMemoryAndStillAgree() throws {
-        let fixture = try Self.fixture.get()
+        let fixture = try Fixture()
         let predicates = [
             NSPredicate(format: "int16 + 1 > 0"),
             NSPredicate(format: "lowercase:(name) == 'ada'"),
@@ -266,7 +264,7 @@ import Testing
     }
 
     @Test func objectsAndObjectIDsCompareByPrimaryKey() throws {
-        let fixture = try Self.fixture.get()
+        let fixture = try Fixture()
         let (ada, item) = try fixture.context.performAndWait {
             let owners = fixture.all["Owner"] ?? []
             let ada = try #require(owners.first { $0.value(forKey: "name") as? String == "Ada" })
@@ -288,7 +286,7 @@ import Testing
     }
 
     @Test func sortsFetchLimitsAndOffsetsMatchMemory() throws {
-        let fixture = try Self.fixture.get()
+        let fixture = try Fixture()
         let sorts: [[NSSortDescriptor]] = [
             [NSSortDescriptor(key: "name", ascending: true)],
             [NSSortDescriptor(key: "name", ascending: false)],
@@ -324,7 +322,7 @@ import Testing
     }
 
     @Test func countsAndSubentitiesMatchMemory() throws {
-        let fixture = try Self.fixture.get()
+        let fixture = try Fixture()
         try fixture.context.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
             request.predicate = NSPredicate(format: "name BEGINSWITH[c] 'a'")
@@ -339,7 +337,7 @@ import Testing
     }
 
     @Test func everyValueIsBoundAndNeverInSQLText() throws {
-        let fixture = try Self.fixture.get()
+        let fixture = try Fixture()
         let recorder = SQLiteStatementRecorder()
         defer { recorder.stop() }
         let secret = "secret-\(UUID().uuidString)"
