@@ -7,6 +7,7 @@ struct CoreDataCommand: ParsableCommand {
         abstract: "Work with Core Data models and stores on any platform.",
         subcommands: [
             DemoCommand.self,
+            InspectCommand.self,
             ModelCommand.self,
             DiagramCommand.self,
         ]

@@ -33,7 +33,11 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     func _row(for objectID: NSManagedObjectID, for context: NSManagedObjectContext) throws -> StoreRow? {
         try _withLock {
             guard !objectID.isTemporaryID else { return nil }
-            return try _backend(of: objectID._store).row(for: objectID)
+            let backend = try _backend(of: objectID._store)
+            if let caching = backend as? PersistentStoreRowCaching {
+                return try caching.row(for: objectID, stalenessInterval: context.stalenessInterval)
+            }
+            return try backend.row(for: objectID)
         }
     }
 

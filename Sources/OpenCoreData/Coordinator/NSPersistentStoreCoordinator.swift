@@ -45,7 +45,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     // MARK: Store types
 
     private static let registeredTypes = Mutex<[String: NSPersistentStore.Type]>([
-        NSInMemoryStoreType: NSInMemoryStore.self
+        NSInMemoryStoreType: NSInMemoryStore.self,
+        NSSQLiteStoreType: NSSQLiteStore.self,
     ])
 
     /// Registers a store class for a store type, so that `addPersistentStore(ofType:…)` can create it. `nil`

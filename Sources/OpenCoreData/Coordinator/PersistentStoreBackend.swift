@@ -86,6 +86,12 @@ package protocol PersistentStoreBackend: AnyObject {
     func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult
 }
 
+/// A store that keeps snapshots of the rows it has read or written (the row cache) and fulfils faults from them
+/// while they are fresh enough for the asking context (`stalenessInterval`: negative means forever, 0 never).
+package protocol PersistentStoreRowCaching: PersistentStoreBackend {
+    func row(for objectID: NSManagedObjectID, stalenessInterval: TimeInterval) throws -> StoreRow?
+}
+
 /// Thrown by `PersistentStoreBackend.save(_:)` when rows changed underneath the saving context.
 package struct StoreConflicts: Error {
     package let conflicts: [StoreConflict]

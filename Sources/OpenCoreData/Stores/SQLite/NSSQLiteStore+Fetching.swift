@@ -1,0 +1,336 @@
+import Foundation
+
+/// A row as the store last read or wrote it, and when (seconds of system uptime).
+struct SQLiteSnapshot {
+    let row: StoreRow
+    let time: TimeInterval
+}
+
+/// A to-many relationship of one object, as a cache key.
+struct SQLiteToManyKey: Hashable {
+    let objectID: NSManagedObjectID
+    let relationship: ObjectIdentifier
+}
+
+/// Fetching: requests become SQL (`SQLiteQueryGenerator`), rows are decoded straight from the columns into
+/// `StoredValue`s. Every row read is kept as a snapshot (the row cache) that fulfils faults while fresh enough; rows
+/// wanted soon — the rest of a fetch with `fetchBatchSize`, the destinations of
+/// `relationshipKeyPathsForPrefetching` — are loaded together, one query per batch or relationship.
+extension NSSQLiteStore: PersistentStoreRowCaching {
+    /// How many rows the caches hold before they are emptied.
+    private static let cacheLimit = 100_000
+
+    package func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult {
+        let (connection, mapping) = try _openStore()
+        guard let requested = request.entity, let entity = mapping.entity(requested) else { return .rows([]) }
+        do {
+            if request.resultType == .countResultType {
+                let plan = SQLiteQueryGenerator(mapping: mapping, store: self).plan(
+                    request, entity: entity, selection: .count)
+                if plan.isComplete {
+                    let statement = try connection.statement(plan.sql)
+                    return .count(Int(try statement.scalarInteger(plan.arguments) ?? 0))
+                }
+                return .candidates(_remember(try _rows(plan, connection: connection, mapping: mapping, values: true)))
+            }
+            let wantsValues = request.includesPropertyValues && request.resultType != .managedObjectIDResultType
+            let batchSize = wantsValues ? request.fetchBatchSize : 0
+            let plan = SQLiteQueryGenerator(mapping: mapping, store: self).plan(
+                request, entity: entity, selection: wantsValues && batchSize == 0 ? .rows : .keys)
+            guard plan.isComplete else {
+                let rows = _remember(try _rows(plan, connection: connection, mapping: mapping, values: true))
+                try _prefetch(request.relationshipKeyPathsForPrefetching, of: rows, mapping: mapping)
+                return .candidates(rows)
+            }
+            var rows = try _rows(plan, connection: connection, mapping: mapping, values: wantsValues && batchSize == 0)
+            if wantsValues, batchSize == 0 { _remember(rows) }
+            if batchSize > 0 {
+                rows = try _batch(rows, size: batchSize, connection: connection, mapping: mapping)
+            }
+            try _prefetch(request.relationshipKeyPathsForPrefetching, of: rows, mapping: mapping)
+            return .rows(rows)
+        } catch let error as SQLiteError {
+            throw error.coreDataError(url: _url, action: "fetching from")
+        }
+    }
+
+    /// Runs `plan` and decodes its rows.
+    private func _rows(
+        _ plan: SQLiteFetchPlan, connection: SQLiteConnection, mapping: SQLiteModelMapping, values: Bool
+    ) throws -> [StoreRow] {
+        let statement = try connection.statement(plan.sql)
+        statement.bind(plan.arguments)
+        var rows: [StoreRow] = []
+        while try statement.step() {
+            if let row = _decodeRow(statement, mapping: mapping, values: values) { rows.append(row) }
+        }
+        statement.reset()
+        return rows
+    }
+
+    /// The row at the statement's cursor (`Z_PK`, `Z_ENT`, `Z_OPT`, then the table's columns if `values`).
+    /// Rows of entities the model does not know are skipped.
+    func _decodeRow(_ statement: SQLiteStatement, mapping: SQLiteModelMapping, values: Bool, offset: Int32 = 0)
+        -> StoreRow?
+    {
+        let key = statement.int64(offset)
+        guard let entity = mapping.entity(number: statement.int64(offset + 1)) else { return nil }
+        let version = statement.int64(offset + 2)
+        let objectID = NSManagedObjectID(entity: entity.entity, store: self, reference: .primaryKey(key))
+        guard values else { return StoreRow(objectID: objectID, values: [], version: version) }
+        var row = ContiguousArray<StoredValue>(repeating: .null, count: entity.slots.count)
+        for (slot, column) in entity.readPlan {
+            switch entity.slots[slot] {
+            case .attribute(_, let type, let attribute), .derived(_, let type, let attribute):
+                row[slot] = SQLiteValueCoding.read(statement, column: column + offset, type: type, attribute: attribute)
+            case .toOne(_, let entityColumn, let relationship):
+                guard !statement.isNull(column + offset) else { continue }
+                var destination = relationship._destinationEntity.flatMap(mapping.entity)
+                if let entityColumn, !statement.isNull(Int32(entityColumn + 3) + offset),
+                    let actual = mapping.entity(number: statement.int64(Int32(entityColumn + 3) + offset))
+                {
+                    destination = actual
+                }
+                guard let destination else { continue }
+                row[slot] = .objectID(
+                    NSManagedObjectID(
+                        entity: destination.entity, store: self,
+                        reference: .primaryKey(statement.int64(column + offset))
+                    ))
+            case .toMany, .none:
+                break
+            }
+        }
+        for slot in entity.toManySlots { row[slot] = .toManyFault }
+        return StoreRow(objectID: objectID, values: row, version: version)
+    }
+
+    // MARK: One object
+
+    package func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        try row(for: objectID, stalenessInterval: 0)
+    }
+
+    package func row(for objectID: NSManagedObjectID, stalenessInterval: TimeInterval) throws -> StoreRow? {
+        if let snapshot = _snapshots[objectID],
+            stalenessInterval < 0 || ProcessInfo.processInfo.systemUptime - snapshot.time <= stalenessInterval
+        {
+            return snapshot.row
+        }
+        let (connection, mapping) = try _openStore()
+        guard let key = objectID._primaryKey, let entity = mapping.entity(objectID._entity) else { return nil }
+        do {
+            if let batch = _batchOf[objectID], let members = _batches.removeValue(forKey: batch) {
+                for member in members { _batchOf[member] = nil }
+                let rows = _remember(try _loadRows(members, connection: connection, mapping: mapping))
+                if let found = rows.first(where: { $0.objectID == objectID }) { return found }
+            }
+            let statement = try connection.statement(
+                "SELECT \(entity.table.selectList(alias: "t0")) FROM \(entity.table.name) t0 WHERE t0.Z_PK = ?")
+            statement.bind(key, at: 1)
+            defer { statement.reset() }
+            guard try statement.step(), let row = _decodeRow(statement, mapping: mapping, values: true),
+                row.objectID._entity._name == objectID._entity._name
+            else {
+                _snapshots[objectID] = nil
+                return nil
+            }
+            _remember([row])
+            return row
+        } catch let error as SQLiteError {
+            throw error.coreDataError(url: _url, action: "fetching from")
+        }
+    }
+
+    /// The rows of `objectIDs` (of this store), in one query per table.
+    func _loadRows(_ objectIDs: [NSManagedObjectID], connection: SQLiteConnection, mapping: SQLiteModelMapping)
+        throws -> [StoreRow]
+    {
+        var byTable: [ObjectIdentifier: (table: SQLiteTable, keys: [Int64])] = [:]
+        for objectID in objectIDs {
+            guard let key = objectID._primaryKey, let table = mapping.entity(objectID._entity)?.table else { continue }
+            byTable[ObjectIdentifier(table), default: (table, [])].keys.append(key)
+        }
+        var rows: [StoreRow] = []
+        for (_, group) in byTable {
+            // The keys travel as one bound JSON array, so that one cached statement serves every batch size.
+            let statement = try connection.statement(
+                "SELECT \(group.table.selectList(alias: "t0")) FROM \(group.table.name) t0 WHERE t0.Z_PK IN "
+                    + "(SELECT value FROM json_each(?))")
+            statement.bind(.text("[" + group.keys.map(String.init).joined(separator: ",") + "]"), at: 1)
+            while try statement.step() {
+                if let row = _decodeRow(statement, mapping: mapping, values: true) { rows.append(row) }
+            }
+            statement.reset()
+        }
+        return rows
+    }
+
+    /// Keeps `rows` (with their values) as the row cache's snapshots.
+    @discardableResult
+    func _remember(_ rows: [StoreRow]) -> [StoreRow] {
+        // A fetch larger than the cache leaves its rows to its objects alone.
+        guard rows.count <= Self.cacheLimit else { return rows }
+        if _snapshots.count + rows.count > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
+        let now = ProcessInfo.processInfo.systemUptime
+        for row in rows where !row.values.isEmpty {
+            _snapshots[row.objectID] = SQLiteSnapshot(row: row, time: now)
+        }
+        return rows
+    }
+
+    func _discardCaches() {
+        _snapshots = [:]
+        _toManyCache = [:]
+        _batchOf = [:]
+        _batches = [:]
+    }
+
+    // MARK: Batches
+
+    /// The first batch of `keys` with its values; the other rows as faults whose values load a batch at a time.
+    private func _batch(
+        _ keys: [StoreRow], size: Int, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws -> [StoreRow] {
+        guard !keys.isEmpty else { return keys }
+        if _batchOf.count >= Self.cacheLimit * 10 {
+            _batchOf = [:]
+            _batches = [:]
+        }
+        var rows = keys
+        let first = Array(keys.prefix(size)).map(\.objectID)
+        let loaded = Dictionary(
+            _remember(try _loadRows(first, connection: connection, mapping: mapping)).map { ($0.objectID, $0) },
+            uniquingKeysWith: { first, _ in first })
+        for index in rows.indices.prefix(size) {
+            if let row = loaded[rows[index].objectID] { rows[index] = row }
+        }
+        var start = size
+        while start < keys.count {
+            let members = keys[start..<min(start + size, keys.count)].map(\.objectID)
+            let batch = _nextBatch
+            _nextBatch += 1
+            _batches[batch] = members
+            for member in members { _batchOf[member] = batch }
+            start += size
+        }
+        return rows
+    }
+
+    // MARK: To-many relationships
+
+    package func destinations(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws
+        -> [NSManagedObjectID]
+    {
+        let cacheKey = SQLiteToManyKey(objectID: objectID, relationship: ObjectIdentifier(relationship))
+        if let cached = _toManyCache.removeValue(forKey: cacheKey) { return cached }
+        let (connection, mapping) = try _openStore()
+        guard let key = objectID._primaryKey, let source = mapping.entity(objectID._entity),
+            let slot = source.entity._caches.slotByName[relationship._name], slot < source.slots.count,
+            case .toMany(let storage, _) = source.slots[slot]
+        else { return [] }
+        do {
+            let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: false))
+            statement.bind(key, at: 1)
+            var destinations: [NSManagedObjectID] = []
+            while try statement.step() {
+                guard let entity = mapping.entity(number: statement.int64(1)) else { continue }
+                destinations.append(
+                    NSManagedObjectID(entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0))))
+            }
+            statement.reset()
+            return destinations
+        } catch {
+            throw error.coreDataError(url: _url, action: "fetching from")
+        }
+    }
+
+    /// `SELECT destination key, destination entity[, source key] …` for one source (`?`) or, with `many`, for a
+    /// JSON array of sources, in the relationship's order.
+    private static func _destinationsSQL(_ storage: SQLiteToManyStorage, mapping: SQLiteModelMapping, many: Bool)
+        -> String
+    {
+        let sources = many ? "IN (SELECT value FROM json_each(?))" : "= ?"
+        switch storage {
+        case .foreignKey(let table, let column, let order):
+            let ordering = (order.map { ["t0.\($0)"] } ?? []) + ["t0.Z_PK"]
+            return "SELECT t0.Z_PK, t0.Z_ENT, t0.\(column) FROM \(table.name) t0 WHERE t0.\(column) \(sources) "
+                + "ORDER BY \(many ? "t0.\(column), " : "")\(ordering.joined(separator: ", "))"
+        case .join(let join):
+            let ordering = (join.orderColumn.map { ["j.\($0)"] } ?? []) + ["j.\(join.destinationColumn)"]
+            return "SELECT j.\(join.destinationColumn), d.Z_ENT, j.\(join.sourceColumn) FROM \(join.table) j JOIN "
+                + "\(join.destinationTable) d ON d.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) "
+                + "\(sources) ORDER BY \(many ? "j.\(join.sourceColumn), " : "")\(ordering.joined(separator: ", "))"
+        }
+    }
+
+    // MARK: Prefetching
+
+    /// Loads the destinations along each of `keyPaths` for `rows` in one query per relationship, into the caches
+    /// that firing their faults reads.
+    private func _prefetch(_ keyPaths: [String]?, of rows: [StoreRow], mapping: SQLiteModelMapping) throws {
+        guard let keyPaths, !keyPaths.isEmpty, !rows.isEmpty, let connection = _connection else { return }
+        for keyPath in keyPaths {
+            var level = rows
+            for component in keyPath.split(separator: ".").map(String.init) {
+                var next: [StoreRow] = []
+                var toOne: [NSManagedObjectID] = []
+                var toMany:
+                    [(storage: SQLiteToManyStorage, relationship: NSRelationshipDescription, source: StoreRow)] =
+                        []
+                for row in level {
+                    guard let entity = mapping.entity(row.objectID._entity),
+                        let slot = entity.entity._caches.slotByName[component], slot < entity.slots.count
+                    else { continue }
+                    switch entity.slots[slot] {
+                    case .toOne:
+                        if slot < row.values.count, case .objectID(let destination) = row.values[slot] {
+                            toOne.append(destination)
+                        }
+                    case .toMany(let storage, let relationship):
+                        toMany.append((storage, relationship, row))
+                    default:
+                        break
+                    }
+                }
+                if !toOne.isEmpty {
+                    let unique = Array(Set(toOne))
+                    next += unique.compactMap { _snapshots[$0]?.row }
+                    let missing = unique.filter { _snapshots[$0] == nil }
+                    next += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
+                }
+                // One query per relationship (sources of several entities may share it through inheritance).
+                var groups: [ObjectIdentifier: [(SQLiteToManyStorage, NSRelationshipDescription, StoreRow)]] = [:]
+                for entry in toMany { groups[ObjectIdentifier(entry.relationship), default: []].append(entry) }
+                for (_, group) in groups {
+                    let (storage, relationship, _) = group[0]
+                    let sources = Dictionary(
+                        group.compactMap { entry in entry.2.objectID._primaryKey.map { ($0, entry.2.objectID) } },
+                        uniquingKeysWith: { first, _ in first })
+                    var destinations: [Int64: [NSManagedObjectID]] = [:]
+                    let statement = try connection.statement(
+                        Self._destinationsSQL(storage, mapping: mapping, many: true))
+                    statement.bind(.text("[" + sources.keys.map(String.init).joined(separator: ",") + "]"), at: 1)
+                    while try statement.step() {
+                        guard let entity = mapping.entity(number: statement.int64(1)) else { continue }
+                        destinations[statement.int64(2), default: []].append(
+                            NSManagedObjectID(
+                                entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0))))
+                    }
+                    statement.reset()
+                    var all: [NSManagedObjectID] = []
+                    for (key, source) in sources {
+                        let found = destinations[key] ?? []
+                        _toManyCache[SQLiteToManyKey(objectID: source, relationship: ObjectIdentifier(relationship))] =
+                            found
+                        all += found
+                    }
+                    next += all.compactMap { _snapshots[$0]?.row }
+                    let missing = all.filter { _snapshots[$0] == nil }
+                    next += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
+                }
+                level = next
+            }
+        }
+    }
+}

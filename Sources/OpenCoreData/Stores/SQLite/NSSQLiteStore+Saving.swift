@@ -1,0 +1,378 @@
+import Foundation
+
+/// Where one column's value comes from when a row is written.
+enum SQLiteWrite {
+    case attribute(slot: Int, type: NSAttributeType, attribute: NSAttributeDescription)
+    /// A derived attribute Core Data computes when the object is saved (not one kept by triggers).
+    case derived(slot: Int, type: NSAttributeType, attribute: NSDerivedAttributeDescription)
+    case foreignKey(slot: Int)
+    case foreignEntity(slot: Int)
+}
+
+/// The INSERT of one entity's rows: its SQL and, in placeholder order after `Z_PK`, `Z_ENT` and `Z_OPT`, the
+/// column writes.
+struct SQLiteInsertPlan {
+    let sql: String
+    let writes: [SQLiteWrite]
+    /// Per slot, the column written from it (for UPDATEs of changed slots).
+    let columnsBySlot: [Int: [(name: String, write: SQLiteWrite)]]
+    /// Derived attributes recomputed on every save.
+    let derived: [(name: String, write: SQLiteWrite)]
+}
+
+/// Saving: one immediate transaction per save. Versions (`Z_OPT`) are checked first, so that a save whose objects
+/// changed underneath it fails with `StoreConflicts` before anything is written; then deletions, insertions,
+/// updates (changed columns only, `Z_OPT` + 1), many-to-many join rows, ordered-relationship positions and, if it
+/// changed, the metadata.
+extension NSSQLiteStore {
+    package func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        try _checkWritable()
+        let (connection, mapping) = try _openStore()
+        var counts: [Int64: Int64] = [:]
+        var roots: [(NSManagedObject, SQLiteEntityMapping)] = []
+        for object in objects {
+            guard let entity = mapping.entity(object._entity) else {
+                throw coreDataError(
+                    NSPersistentStoreSaveError,
+                    "Entity '\(object._entity._name ?? "")' is not part of the configuration of the store at "
+                        + "\(_url?.path ?? "(unknown)")")
+            }
+            counts[entity.table.rootNumber, default: 0] += 1
+            roots.append((object, entity))
+        }
+        var next: [Int64: Int64] = [:]
+        do {
+            try connection.transaction(immediate: true) {
+                let reserve = try connection.statement(
+                    "UPDATE Z_PRIMARYKEY SET Z_MAX = IFNULL(Z_MAX, 0) + ? WHERE Z_ENT = ?")
+                let read = try connection.statement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+                for (root, count) in counts.sorted(by: { $0.key < $1.key }) {
+                    try reserve.run([.integer(count), .integer(root)])
+                    guard connection.changes == 1, let max = try read.scalarInteger([.integer(root)]) else {
+                        throw coreDataError(
+                            CocoaError.Code.fileReadCorruptFile.rawValue,
+                            "The store at \(_url?.path ?? "(unknown)") has no Z_PRIMARYKEY row for entity \(root)")
+                    }
+                    read.reset()
+                    next[root] = max - count + 1
+                }
+            }
+        } catch let error as SQLiteError {
+            throw error.coreDataError(url: _url, action: "assigning object IDs in")
+        }
+        return roots.map { object, entity in
+            let key = next[entity.table.rootNumber]!
+            next[entity.table.rootNumber] = key + 1
+            return NSManagedObjectID(entity: object._entity, store: self, reference: .primaryKey(key))
+        }
+    }
+
+    package func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
+        try _checkWritable()
+        let (connection, mapping) = try _openStore()
+        // Prefetched to-many destinations may change with this save.
+        _toManyCache = [:]
+        var plist: Data?
+        if let metadata = _metadata, _storedMetadata?.isEqual(to: metadata) != true {
+            plist = try SQLiteStoreMetadata.encode(metadata)
+        }
+        do {
+            let result = try connection.transaction(immediate: true) {
+                try _save(changes, plist: plist, connection: connection, mapping: mapping)
+            }
+            if plist != nil, let metadata = _metadata { _storedMetadata = NSDictionary(dictionary: metadata) }
+            _rememberSaved(changes, versions: result.versions, mapping: mapping)
+            return result
+        } catch let conflicts as StoreConflicts {
+            // The store's current rows become the row cache's snapshots, so that refreshing sees them.
+            for conflict in conflicts.conflicts {
+                if let row = conflict.current { _remember([row]) } else { _snapshots[conflict.objectID] = nil }
+            }
+            throw conflicts
+        } catch let error as SQLiteError {
+            throw error.coreDataError(url: _url, action: "saving to")
+        }
+    }
+
+    private func _save(
+        _ changes: StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws -> StoreSaveResult {
+        // 1. Versions: nothing is written if any object changed underneath the saving context.
+        var current: [NSManagedObjectID: Int64] = [:]
+        var conflicts: [StoreConflict] = []
+        for change in [changes.updated, changes.deleted].joined() {
+            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+            let version = try connection.statement("SELECT Z_OPT FROM \(entity.table.name) WHERE Z_PK = ?")
+                .scalarInteger([.integer(key)])
+            if let version { current[change.objectID] = version }
+            if !change.forced, version != change.expectedVersion {
+                let row = version == nil ? nil : try row(for: change.objectID)
+                conflicts.append(
+                    StoreConflict(objectID: change.objectID, current: row, expectedVersion: change.expectedVersion))
+            }
+        }
+        if !conflicts.isEmpty { throw StoreConflicts(conflicts) }
+
+        var result = StoreSaveResult()
+        // 2. Deletions, first, so that an insertion may take a deleted object's unique values.
+        for change in changes.deleted {
+            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+            try connection.statement("DELETE FROM \(entity.table.name) WHERE Z_PK = ?").run([.integer(key)])
+            for (table, column) in mapping.joinColumns(holdingKeysOf: entity.table) {
+                try connection.statement("DELETE FROM \(table) WHERE \(column) = ?").run([.integer(key)])
+            }
+        }
+        // 3. Insertions.
+        for change in changes.inserted {
+            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+            let plan = _insertPlan(for: entity, mapping: mapping)
+            let statement = try connection.statement(plan.sql)
+            statement.bind(key, at: 1)
+            statement.bind(entity.number, at: 2)
+            statement.bind(Int64(1), at: 3)
+            for (offset, write) in plan.writes.enumerated() {
+                statement.bind(try _value(write, of: change, mapping: mapping), at: Int32(offset + 4))
+            }
+            while try statement.step() {}
+            result.versions[change.objectID] = 1
+        }
+        // 4. Updates: the changed columns, and a new version even when only to-many relationships changed.
+        for change in changes.updated {
+            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+            let plan = _insertPlan(for: entity, mapping: mapping)
+            var columns: [(name: String, write: SQLiteWrite)] = []
+            for slot in change.changedSlots.elements {
+                columns += plan.columnsBySlot[slot] ?? []
+            }
+            columns += plan.derived
+            let version = (current[change.objectID] ?? change.expectedVersion) + 1
+            let assignments = (["Z_OPT = ?"] + columns.map { "\($0.name) = ?" }).joined(separator: ", ")
+            let statement = try connection.statement(
+                "UPDATE \(entity.table.name) SET \(assignments) WHERE Z_PK = ?")
+            statement.bind(version, at: 1)
+            for (offset, column) in columns.enumerated() {
+                statement.bind(try _value(column.write, of: change, mapping: mapping), at: Int32(offset + 2))
+            }
+            statement.bind(key, at: Int32(columns.count + 2))
+            while try statement.step() {}
+            result.versions[change.objectID] = version
+        }
+        // 5. To-many relationships: join rows and ordered positions.
+        for (changes, inserted) in [(changes.inserted, true), (changes.updated, false)] {
+            for change in changes where !change.toMany.isEmpty {
+                try _writeToMany(change, isNew: inserted, connection: connection, mapping: mapping)
+            }
+        }
+        // 6. Metadata.
+        if let plist, let metadata = _metadata {
+            try SQLiteStoreMetadata.write(metadata, plist: plist, to: connection)
+        }
+        return result
+    }
+
+    /// After a save, the saved rows become the row cache's snapshots (transient values left out) and deleted rows
+    /// leave it.
+    private func _rememberSaved(
+        _ changes: StoreSaveChanges, versions: [NSManagedObjectID: Int64], mapping: SQLiteModelMapping
+    ) {
+        var rows: [StoreRow] = []
+        for change in changes.inserted + changes.updated {
+            guard let version = versions[change.objectID], let entity = mapping.entity(change.objectID._entity) else {
+                continue
+            }
+            var values = change.values
+            for (slot, storage) in entity.slots.enumerated() where slot < values.count {
+                switch storage {
+                case .none: values[slot] = .null
+                case .toMany: values[slot] = .toManyFault
+                default: break
+                }
+            }
+            rows.append(StoreRow(objectID: change.objectID, values: values, version: version))
+        }
+        _remember(rows)
+        for change in changes.deleted { _snapshots[change.objectID] = nil }
+        // Counts kept by triggers changed in SQLite, not in the saved values: forget the rows that hold them.
+        let touched = Set(
+            (changes.inserted + changes.updated + changes.deleted).compactMap {
+                mapping.entity($0.objectID._entity)?.table.name
+            })
+        let stale = Set(
+            mapping.derivedCounts.filter { touched.contains($0.destinationTable) || touched.contains($0.sourceTable) }
+                .map(\.sourceTable))
+        if !stale.isEmpty {
+            for (objectID, _) in _snapshots where stale.contains(mapping.entity(objectID._entity)?.table.name ?? "") {
+                _snapshots[objectID] = nil
+            }
+        }
+    }
+
+    /// The join rows and ordered positions of one saved object's to-many relationships.
+    private func _writeToMany(
+        _ change: StoreSaveObject, isNew: Bool, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws {
+        let (entity, key) = try _locate(change.objectID, mapping: mapping)
+        for (slot, destinations) in change.toMany.sorted(by: { $0.key < $1.key }) where slot < entity.slots.count {
+            guard case .toMany(let storage, let relationship) = entity.slots[slot] else { continue }
+            let keys = try destinations.map { try _key(of: $0, from: change.objectID, relationship: relationship) }
+            switch storage {
+            case .foreignKey(let table, _, let order?):
+                let statement = try connection.statement("UPDATE \(table.name) SET \(order) = ? WHERE Z_PK = ?")
+                for (position, destination) in keys.enumerated() {
+                    try statement.run([.integer(Int64(position + 1)), .integer(destination)])
+                }
+            case .foreignKey:
+                break
+            case .join(let join):
+                try _writeJoin(join, source: key, destinations: keys, isNew: isNew, connection: connection)
+            }
+        }
+    }
+
+    /// Makes the join rows of `source` those of `destinations` (and their positions, if ordered).
+    private func _writeJoin(
+        _ join: SQLiteJoin, source: Int64, destinations: [Int64], isNew: Bool, connection: SQLiteConnection
+    ) throws {
+        var existing = Set<Int64>()
+        if !isNew {
+            let statement = try connection.statement(
+                "SELECT \(join.destinationColumn) FROM \(join.table) WHERE \(join.sourceColumn) = ?")
+            statement.bind(source, at: 1)
+            while try statement.step() { existing.insert(statement.int64(0)) }
+            statement.reset()
+        }
+        let wanted = Set(destinations)
+        let delete = try connection.statement(
+            "DELETE FROM \(join.table) WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?")
+        for destination in existing.subtracting(wanted).sorted() {
+            try delete.run([.integer(source), .integer(destination)])
+        }
+        let insert = try connection.statement(
+            "INSERT OR IGNORE INTO \(join.table) (\(join.sourceColumn), \(join.destinationColumn)) VALUES (?, ?)")
+        for destination in destinations where !existing.contains(destination) {
+            try insert.run([.integer(source), .integer(destination)])
+        }
+        if let order = join.orderColumn {
+            let update = try connection.statement(
+                "UPDATE \(join.table) SET \(order) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?"
+            )
+            for (position, destination) in destinations.enumerated() {
+                try update.run([.integer(Int64(position + 1)), .integer(source), .integer(destination)])
+            }
+        }
+    }
+
+    // MARK: Values
+
+    /// The entity mapping and primary key of an object of this store.
+    private func _locate(_ objectID: NSManagedObjectID, mapping: SQLiteModelMapping) throws
+        -> (SQLiteEntityMapping, Int64)
+    {
+        guard objectID._store === self, let key = objectID._primaryKey, let entity = mapping.entity(objectID._entity)
+        else {
+            throw coreDataError(
+                NSPersistentStoreSaveError,
+                "The object \(objectID.uriRepresentation().absoluteString) does not belong to the store at "
+                    + "\(_url?.path ?? "(unknown)")")
+        }
+        return (entity, key)
+    }
+
+    /// The primary key of a relationship's destination, which must be saved in this store.
+    private func _key(
+        of destination: NSManagedObjectID, from source: NSManagedObjectID,
+        relationship: @autoclosure () -> NSRelationshipDescription
+    ) throws -> Int64 {
+        guard destination._store === self, let key = destination._primaryKey else {
+            throw coreDataError(
+                NSManagedObjectExternalRelationshipError,
+                """
+                Relationship '\(relationship()._name)' of \(source.uriRepresentation().absoluteString) points to \
+                \(destination.uriRepresentation().absoluteString), which is not in the same store; relationships \
+                cannot cross stores
+                """)
+        }
+        return key
+    }
+
+    private func _value(_ write: SQLiteWrite, of change: StoreSaveObject, mapping: SQLiteModelMapping) throws
+        -> SQLiteValue
+    {
+        switch write {
+        case .attribute(let slot, let type, let attribute):
+            guard slot < change.values.count else { return .null }
+            return try SQLiteValueCoding.sqliteValue(change.values[slot], type: type, attribute: attribute)
+        case .derived(_, let type, let attribute):
+            let value = attribute._derivationExpression?.expressionValue(with: change.object, context: nil)
+            let stored = StoredValue.attributeValue(value, type: type) ?? .null
+            return try SQLiteValueCoding.sqliteValue(stored, type: type, attribute: attribute)
+        case .foreignKey(let slot), .foreignEntity(let slot):
+            guard slot < change.values.count else { return .null }
+            let destination: NSManagedObjectID
+            switch change.values[slot] {
+            case .objectID(let id): destination = id
+            case .object(let object): destination = object.objectID
+            default: return .null
+            }
+            let key = try _key(
+                of: destination, from: change.objectID,
+                relationship: change.object._layout.slots[slot].property as! NSRelationshipDescription)
+            if case .foreignEntity = write {
+                return mapping.entity(destination._entity).map { .integer($0.number) } ?? .null
+            }
+            return .integer(key)
+        }
+    }
+
+    /// The INSERT of `entity`'s rows (cached per entity).
+    func _insertPlan(for entity: SQLiteEntityMapping, mapping: SQLiteModelMapping) -> SQLiteInsertPlan {
+        if let plan = _insertPlans[entity.number] { return plan }
+        var writes: [(name: String, write: SQLiteWrite)] = []
+        var bySlot: [Int: [(name: String, write: SQLiteWrite)]] = [:]
+        var derived: [(name: String, write: SQLiteWrite)] = []
+        let columns = entity.table.columns
+        for (slot, storage) in entity.slots.enumerated() {
+            switch storage {
+            case .attribute(let column, let type, let attribute):
+                let write = (columns[column].name, SQLiteWrite.attribute(slot: slot, type: type, attribute: attribute))
+                writes.append(write)
+                bySlot[slot] = [write]
+            case .derived(let column, let type, let attribute):
+                let keptByTriggers = mapping.derivedCounts.contains {
+                    $0.attributeName == attribute._name && $0.entityName == attribute._entity?._name
+                }
+                guard !keptByTriggers, let derivedAttribute = attribute as? NSDerivedAttributeDescription else {
+                    continue
+                }
+                let write = (
+                    columns[column].name, SQLiteWrite.derived(slot: slot, type: type, attribute: derivedAttribute)
+                )
+                writes.append(write)
+                derived.append(write)
+            case .toOne(let foreignKey, let entityColumn, _):
+                var slotWrites = [(columns[foreignKey].name, SQLiteWrite.foreignKey(slot: slot))]
+                if let entityColumn { slotWrites.append((columns[entityColumn].name, .foreignEntity(slot: slot))) }
+                writes += slotWrites
+                bySlot[slot] = slotWrites
+            case .toMany, .none:
+                continue
+            }
+        }
+        let names = ["Z_PK", "Z_ENT", "Z_OPT"] + writes.map(\.name)
+        let sql =
+            "INSERT INTO \(entity.table.name) (\(names.joined(separator: ", "))) VALUES "
+            + "(\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        let plan = SQLiteInsertPlan(sql: sql, writes: writes.map(\.write), columnsBySlot: bySlot, derived: derived)
+        _insertPlans[entity.number] = plan
+        return plan
+    }
+
+    func _checkWritable() throws {
+        guard !isReadOnly else {
+            throw coreDataError(
+                NSPersistentStoreSaveError,
+                "The SQLite store at \(_url?.path ?? "(unknown)") was added read-only (NSReadOnlyPersistentStoreOption)",
+                userInfo: _url.map { [NSURLErrorKey: $0] } ?? [:])
+        }
+    }
+}

@@ -1,0 +1,460 @@
+import CSQLite
+import Foundation
+
+/// The SQLite store (`NSSQLiteStoreType`): Core Data's default store, one SQLite file in Apple's on-disk layout, so
+/// that a store written by an Apple device opens here and the reverse.
+///
+/// ```swift
+/// try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+///                                    options: [NSSQLitePragmasOption: ["synchronous": "FULL"]])
+/// ```
+///
+/// Options: `NSSQLitePragmasOption` (pragmas by name; `journal_mode` is `WAL` unless given),
+/// `NSSQLiteManualVacuumOption` and `NSSQLiteAnalyzeOption` (run `VACUUM`/`ANALYZE` when the store is added),
+/// `NSReadOnlyPersistentStoreOption`, `NSPersistentStoreTimeoutOption` (seconds to wait for a locked file).
+///
+/// A file that is not a store, a damaged or truncated one, or one of a newer format is refused with an error and is
+/// not written to: existing files are read through a read-only connection until they are known to be compatible.
+final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
+    var _connection: SQLiteConnection?
+    var _mapping: SQLiteModelMapping?
+    /// The metadata as last read or written, so that saves rewrite it only when it changed.
+    var _storedMetadata: NSDictionary?
+    /// The file was created by this store object (its schema and metadata are the model's).
+    var _createdStore = false
+
+    /// The row cache: a snapshot of every row read or written, with when, for fulfilling faults without SQL while
+    /// the asking context's `stalenessInterval` allows.
+    var _snapshots: [NSManagedObjectID: SQLiteSnapshot] = [:]
+    /// To-many destinations loaded ahead of need (prefetching), each handed out once.
+    var _toManyCache: [SQLiteToManyKey: [NSManagedObjectID]] = [:]
+    /// Fetched objects whose rows are loaded a batch at a time (`fetchBatchSize`): object → batch.
+    var _batchOf: [NSManagedObjectID: Int] = [:]
+    var _batches: [Int: [NSManagedObjectID]] = [:]
+    var _nextBatch = 0
+    /// Per entity number: the INSERT statement's columns.
+    var _insertPlans: [Int64: SQLiteInsertPlan] = [:]
+
+    override var type: String { NSSQLiteStoreType }
+
+    required init(
+        persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?, at url: URL,
+        options: [AnyHashable: Any]? = nil
+    ) {
+        super.init(persistentStoreCoordinator: root, configurationName: name, at: url, options: options)
+    }
+
+    // MARK: Opening
+
+    override func loadMetadata() throws {
+        let url = try Self._fileURL(_url)
+        let path = url.path
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        guard attributes != nil, size > 0 else {
+            guard !_isReadOnly else {
+                throw coreDataError(
+                    CocoaError.Code.fileReadNoSuchFile.rawValue,
+                    "There is no SQLite store at \(path) to open read-only", userInfo: [NSURLErrorKey: url])
+            }
+            try _createStore(at: url)
+            return
+        }
+        try Self._checkHeader(of: url, size: size)
+        // An existing file is read through a read-only connection, which cannot change it, until it is known to be
+        // a store this model can use.
+        let connection = try _open(url, readOnly: true, create: false)
+        do {
+            if try connection.tableNames().isEmpty {
+                connection.close()
+                guard !_isReadOnly else {
+                    throw coreDataError(
+                        NSPersistentStoreOpenError, "The SQLite file at \(path) holds no store to open read-only",
+                        userInfo: [NSURLErrorKey: url])
+                }
+                try _createStore(at: url)
+                return
+            }
+            let (metadata, _) = try SQLiteStoreMetadata.read(connection)
+            _metadata = metadata
+            _identifier = metadata[NSStoreUUIDKey] as? String
+            _storedMetadata = NSDictionary(dictionary: metadata)
+            _connection = connection
+        } catch {
+            connection.close()
+            throw Self._coreDataError(error, url: url, action: "opening")
+        }
+    }
+
+    /// Refuses a file that is not a SQLite database, or one shorter than its header says (truncated), before SQLite
+    /// opens it.
+    static func _checkHeader(of url: URL, size: Int) throws {
+        func damaged(_ reason: String) -> NSError {
+            coreDataError(
+                CocoaError.Code.fileReadCorruptFile.rawValue,
+                "The file at \(url.path) is not a SQLite store: \(reason)",
+                userInfo: [NSURLErrorKey: url])
+        }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw coreDataError(
+                CocoaError.Code.fileReadNoPermission.rawValue, "The store file at \(url.path) cannot be read",
+                userInfo: [NSURLErrorKey: url])
+        }
+        defer { try? handle.close() }
+        let header = [UInt8]((try? handle.read(upToCount: 100)) ?? Data())
+        guard header.count == 100 else { throw damaged("it is shorter than a SQLite header") }
+        guard header.prefix(16).elementsEqual(Array("SQLite format 3\u{0}".utf8)) else {
+            throw damaged("it does not start with the SQLite header")
+        }
+        func integer(_ offset: Int, _ count: Int) -> Int {
+            header[offset..<(offset + count)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let pageSize = integer(16, 2) == 1 ? 65_536 : integer(16, 2)
+        guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else { throw damaged("its page size is invalid") }
+        // The page count is trustworthy when written by the same change as the change counter.
+        let pages = integer(28, 4)
+        if pages > 0, integer(24, 4) == integer(92, 4), size < pages * pageSize {
+            throw damaged("it is truncated (\(size) bytes of \(pages * pageSize))")
+        }
+    }
+
+    /// Creates a new store's schema and metadata for the coordinator's model.
+    private func _createStore(at url: URL) throws {
+        guard let model = _coordinator?.managedObjectModel else {
+            throw coreDataError(
+                NSPersistentStoreOpenError, "A SQLite store is created for a coordinator's model; add it to one")
+        }
+        let connection = try _open(url, readOnly: false, create: true)
+        do {
+            let mapping = SQLiteModelMapping(model: model, configuration: _configurationName)
+            try connection.execute("PRAGMA auto_vacuum = 2")
+            try _applyPragmas(connection)
+            let created: Bool = try connection.transaction(immediate: true) {
+                // Another connection may have created the store since the file was looked at.
+                guard try connection.tableNames().isEmpty else { return false }
+                _identifier = UUID().uuidString
+                var metadata = _metadataRecordingModel(model)
+                metadata["_NSAutoVacuumLevel"] = "2"
+                metadata[Self.hashesMarkerKey] = metadata[NSStoreModelVersionHashesKey]
+                let plist = try SQLiteStoreMetadata.encode(metadata)
+                for statement in mapping.createStatements {
+                    try connection.execute(statement)
+                }
+                let insert = try connection.statement(
+                    "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+                for entity in mapping.entities {
+                    try insert.run([.integer(entity.number), .text(entity.name), .integer(entity.superNumber)])
+                }
+                try SQLiteStoreMetadata.write(metadata, plist: plist, to: connection)
+                _metadata = metadata
+                _storedMetadata = NSDictionary(dictionary: metadata)
+                return true
+            }
+            if !created {
+                let (metadata, _) = try SQLiteStoreMetadata.read(connection)
+                _metadata = metadata
+                _identifier = metadata[NSStoreUUIDKey] as? String
+                _storedMetadata = NSDictionary(dictionary: metadata)
+            }
+            _createdStore = created
+            _mapping = created ? mapping : nil
+            _connection = connection
+        } catch {
+            connection.close()
+            throw Self._coreDataError(error, url: url, action: "creating")
+        }
+    }
+
+    /// The metadata key under which this store records the version hashes it computed itself. While
+    /// `NSStoreModelVersionHashes` equals it, the hashes are this release's and are checked strictly; hashes written
+    /// by Apple's framework (which this release does not compute yet) are checked by structure instead.
+    static let hashesMarkerKey = "_OpenCoreDataStoreModelVersionHashes"
+
+    /// Whether `metadata`'s version hashes were computed by this release.
+    static func _hashesAreOurs(_ metadata: [String: Any]) -> Bool {
+        guard let ours = metadata[hashesMarkerKey] as? [String: Any],
+            let current = metadata[NSStoreModelVersionHashesKey] as? [String: Any]
+        else { return false }
+        return NSDictionary(dictionary: ours).isEqual(to: current)
+    }
+
+    /// Checks the store against the model: by version hashes, or — for stores whose hashes were computed by
+    /// Apple's framework — by structure. An incompatible store is closed untouched.
+    override func _checkCompatibility(with model: NSManagedObjectModel, configuration: String?) throws {
+        guard let connection = _connection, let url = _url else {
+            throw coreDataError(NSPersistentStoreOpenError, "The SQLite store was not opened")
+        }
+        let mapping = _mapping ?? SQLiteModelMapping(model: model, configuration: configuration)
+        if !_createdStore, let metadata = _metadata,
+            !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata)
+        {
+            let problem: String?
+            do {
+                problem =
+                    Self._hashesAreOurs(metadata)
+                    ? "the entity version hashes differ" : try mapping.structuralMismatch(in: connection)
+            } catch {
+                _close()
+                throw Self._coreDataError(error, url: url, action: "opening")
+            }
+            if let problem {
+                _close()
+                throw coreDataError(
+                    NSPersistentStoreIncompatibleVersionHashError,
+                    """
+                    The model used to open the store is incompatible with the one used to create the store at \
+                    \(url.path): \(problem). Migrate the store or open it with its own model
+                    """,
+                    userInfo: ["metadata": metadata, NSURLErrorKey: url])
+            }
+        }
+        _mapping = mapping
+        do {
+            if !_isReadOnly, connection.isReadOnly {
+                connection.close()
+                let writable = try _open(url, readOnly: false, create: false)
+                _connection = writable
+                try _applyPragmas(writable)
+            }
+            if !_isReadOnly, let connection = _connection {
+                if Self._flag(_options?[NSSQLiteManualVacuumOption]) { try connection.execute("VACUUM") }
+                if Self._flag(_options?[NSSQLiteAnalyzeOption]) { try connection.execute("ANALYZE") }
+            }
+        } catch {
+            _close()
+            throw Self._coreDataError(error, url: url, action: "opening")
+        }
+    }
+
+    override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
+        _close()
+    }
+
+    func _close() {
+        _connection?.close()
+        _connection = nil
+        _discardCaches()
+    }
+
+    /// The open connection and the model mapping, or an error if the store was removed or never opened.
+    func _openStore() throws -> (SQLiteConnection, SQLiteModelMapping) {
+        guard let connection = _connection, let mapping = _mapping else {
+            throw coreDataError(
+                NSPersistentStoreOperationError,
+                "The SQLite store at \(_url?.path ?? "(unknown)") is not open: it was removed from its coordinator")
+        }
+        return (connection, mapping)
+    }
+
+    /// A connection to `url` with the store's functions and timeout.
+    private func _open(_ url: URL, readOnly: Bool, create: Bool) throws -> SQLiteConnection {
+        try Self._connect(url, readOnly: readOnly, create: create, timeout: _timeout)
+    }
+
+    static func _connect(_ url: URL, readOnly: Bool, create: Bool, timeout: Double) throws -> SQLiteConnection {
+        do {
+            let connection = try SQLiteConnection(path: url.path, readOnly: readOnly, create: create)
+            connection.setBusyTimeout(seconds: timeout)
+            try SQLiteFunctions.register(on: connection)
+            return connection
+        } catch {
+            throw _coreDataError(error, url: url, action: "opening")
+        }
+    }
+
+    /// A read-only connection for one look at a file (its metadata, a summary) that leaves nothing beside it: when no
+    /// `-wal` file holds changes, the file is read as immutable, so that SQLite creates no `-wal`/`-shm` files.
+    static func _inspectionConnection(_ url: URL) throws -> SQLiteConnection {
+        let quiet = !FileManager.default.fileExists(atPath: url.path + "-wal")
+        do {
+            let connection = try SQLiteConnection(path: url.path, readOnly: true, create: false, immutable: quiet)
+            connection.setBusyTimeout(seconds: 10)
+            return connection
+        } catch {
+            throw _coreDataError(error, url: url, action: "opening")
+        }
+    }
+
+    /// Seconds to wait for a locked file (`NSPersistentStoreTimeoutOption`; 240 by default, as
+    /// `NSPersistentStoreDescription.timeout`).
+    var _timeout: Double {
+        switch _options?[NSPersistentStoreTimeoutOption] {
+        case let seconds as Double: return seconds
+        case let seconds as Int: return Double(seconds)
+        case let number as NSNumber: return number.doubleValue
+        default: return 240
+        }
+    }
+
+    /// Sets the journal mode (WAL unless the options name another) and the pragmas of `NSSQLitePragmasOption`.
+    private func _applyPragmas(_ connection: SQLiteConnection) throws {
+        var pragmas: [String: String] = [:]
+        let given: [String: Any]
+        switch _options?[NSSQLitePragmasOption] {
+        case let dictionary as [String: Any]: given = dictionary
+        case let dictionary as NSDictionary:
+            given = Dictionary(dictionary.compactMap { key, value in (key as? String).map { ($0, value) } }) { a, _ in a
+            }
+        default: given = [:]
+        }
+        for (name, value) in given {
+            guard name.range(of: "^[A-Za-z_][A-Za-z0-9_]*$", options: .regularExpression) != nil else {
+                throw coreDataError(
+                    NSPersistentStoreOpenError, "'\(name)' in NSSQLitePragmasOption is not a SQLite pragma name")
+            }
+            let text: String
+            switch value {
+            case let number as NSNumber: text = number.stringValue
+            case let string as String: text = string
+            default: text = String(describing: value)
+            }
+            // Pragma values cannot be bound; only plain words and numbers are accepted.
+            guard text.range(of: "^[A-Za-z0-9_.+-]+$", options: .regularExpression) != nil else {
+                throw coreDataError(
+                    NSPersistentStoreOpenError,
+                    "The value of pragma '\(name)' in NSSQLitePragmasOption must be a number or a single word")
+            }
+            pragmas[name.lowercased()] = text
+        }
+        let journal = pragmas.removeValue(forKey: "journal_mode") ?? "WAL"
+        try connection.execute("PRAGMA journal_mode = \(journal)")
+        if journal.uppercased() == "WAL", pragmas["synchronous"] == nil {
+            // WAL with NORMAL synchronisation never corrupts the store and keeps every committed transaction across
+            // a process crash; only a power loss may undo the last transactions.
+            pragmas["synchronous"] = "NORMAL"
+        }
+        for (name, value) in pragmas.sorted(by: { $0.key < $1.key }) {
+            try connection.execute("PRAGMA \(name) = \(value)")
+        }
+    }
+
+    static func _flag(_ value: Any?) -> Bool {
+        switch value {
+        case let flag as Bool: return flag
+        case let number as NSNumber: return number.boolValue
+        case let string as String: return ["1", "yes", "true"].contains(string.lowercased())
+        default: return false
+        }
+    }
+
+    static func _fileURL(_ url: URL?) throws -> URL {
+        guard let url, url.isFileURL, !url.path.isEmpty else {
+            throw coreDataError(
+                NSPersistentStoreOpenError, "A SQLite store needs a file URL, not \(url?.absoluteString ?? "nil")")
+        }
+        return url
+    }
+
+    /// `error` as the Core Data error callers see.
+    static func _coreDataError(_ error: Error, url: URL?, action: String) -> Error {
+        switch error {
+        case let sqlite as SQLiteError:
+            return sqlite.coreDataError(url: url, action: action)
+        case SQLiteStoreMetadata.Problem.notAStore:
+            return coreDataError(
+                NSPersistentStoreIncompatibleSchemaError,
+                "The SQLite file at \(url?.path ?? "(unknown)") is not a Core Data store (it has no Z_METADATA table)",
+                userInfo: url.map { [NSURLErrorKey: $0] } ?? [:])
+        case SQLiteStoreMetadata.Problem.newerFormat(let reason):
+            return coreDataError(
+                NSPersistentStoreIncompatibleSchemaError,
+                "The store at \(url?.path ?? "(unknown)") was written in a newer store format: \(reason)",
+                userInfo: url.map { [NSURLErrorKey: $0] } ?? [:])
+        case SQLiteStoreMetadata.Problem.damaged(let reason):
+            return coreDataError(
+                CocoaError.Code.fileReadCorruptFile.rawValue,
+                "The store at \(url?.path ?? "(unknown)") is damaged: \(reason)",
+                userInfo: url.map { [NSURLErrorKey: $0] } ?? [:])
+        default:
+            return error
+        }
+    }
+
+    // MARK: Metadata without a coordinator
+
+    override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        let url = try _fileURL(url)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw coreDataError(
+                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
+                userInfo: [NSURLErrorKey: url])
+        }
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        try _checkHeader(of: url, size: (attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        let connection = try _inspectionConnection(url)
+        defer { connection.close() }
+        do {
+            return try SQLiteStoreMetadata.read(connection).metadata
+        } catch {
+            throw _coreDataError(error, url: url, action: "reading the metadata of")
+        }
+    }
+
+    override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        let url = try _fileURL(url)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw coreDataError(
+                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
+                userInfo: [NSURLErrorKey: url])
+        }
+        let connection = try _connect(url, readOnly: false, create: false, timeout: 240)
+        defer { connection.close() }
+        do {
+            try connection.transaction(immediate: true) {
+                let existing = try SQLiteStoreMetadata.read(connection).metadata
+                var updated = metadata ?? [:]
+                updated[NSStoreUUIDKey] = updated[NSStoreUUIDKey] ?? existing[NSStoreUUIDKey]
+                updated[NSStoreTypeKey] = updated[NSStoreTypeKey] ?? NSSQLiteStoreType
+                let plist = try SQLiteStoreMetadata.encode(updated)
+                try SQLiteStoreMetadata.write(updated, plist: plist, to: connection)
+            }
+        } catch {
+            throw _coreDataError(error, url: url, action: "writing the metadata of")
+        }
+    }
+
+    // MARK: Destroying and replacing
+
+    /// The store file and its companions.
+    static func _files(of url: URL) -> [URL] {
+        ["", "-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) }
+    }
+
+    override class func _destroyStore(at url: URL) throws {
+        guard url.isFileURL, url.path != "/dev/null" else { return }
+        for file in _files(of: url) where FileManager.default.fileExists(atPath: file.path) {
+            try FileManager.default.removeItem(at: file)
+        }
+    }
+
+    /// Copies the store at `source` (with what its WAL holds) over the store at `destination` through SQLite's
+    /// backup API.
+    override class func _replaceStore(at destination: URL, withStoreAt source: URL) throws {
+        let source = try _fileURL(source)
+        let destination = try _fileURL(destination)
+        guard FileManager.default.fileExists(atPath: source.path) else {
+            throw coreDataError(
+                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(source.path) to copy",
+                userInfo: [NSURLErrorKey: source])
+        }
+        let from = try _connect(source, readOnly: true, create: false, timeout: 240)
+        defer { from.close() }
+        do {
+            _ = try SQLiteStoreMetadata.read(from)
+        } catch {
+            throw _coreDataError(error, url: source, action: "copying")
+        }
+        try _destroyStore(at: destination)
+        let to = try _connect(destination, readOnly: false, create: true, timeout: 240)
+        defer { to.close() }
+        guard let backup = sqlite3_backup_init(to.handle, "main", from.handle, "main") else {
+            throw to.error(sqlite3_errcode(to.handle)).coreDataError(url: destination, action: "replacing")
+        }
+        let code = sqlite3_backup_step(backup, -1)
+        sqlite3_backup_finish(backup)
+        guard code == SQLITE_DONE else {
+            throw SQLiteError(code: code, message: String(cString: sqlite3_errstr(code)))
+                .coreDataError(url: destination, action: "replacing")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import CSQLite
+import Foundation
+
+/// One connection to a SQLite file through the C API, with its prepared statements cached by SQL text.
+///
+/// A connection is used by one thread at a time: the store's coordinator serialises every call into its stores.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    let path: String
+    let isReadOnly: Bool
+    private var statements: [String: SQLiteStatement] = [:]
+    private var isClosed = false
+    /// How many statements the cache holds before it is emptied (generated fetches can vary without bound).
+    private static let statementCacheLimit = 512
+
+    /// Opens (and, if `create`, creates) the database at `path`. An `immutable` connection reads the file as it is,
+    /// creating no `-wal` or `-shm` file beside it; it must not be used while another connection writes.
+    init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(SQLiteError) {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        if readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if create { flags |= SQLITE_OPEN_CREATE }
+        }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(Self.fileURI(path) + (immutable ? "?immutable=1" : ""), &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            if let handle { sqlite3_close_v2(handle) }
+            throw SQLiteError(code: code, message: message)
+        }
+        self.handle = handle
+        self.path = path
+        isReadOnly = readOnly
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    /// A `file:` URI for `path`, so that names with `?` or `#` open the right file.
+    private static func fileURI(_ path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Finalizes every statement and closes the connection (checkpointing the WAL if this is its last user).
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        for statement in statements.values { statement.finalize() }
+        statements = [:]
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ code: Int32, sql: String? = nil) -> SQLiteError {
+        SQLiteError(
+            code: code, extendedCode: sqlite3_extended_errcode(handle),
+            message: String(cString: sqlite3_errmsg(handle)),
+            sql: sql)
+    }
+
+    /// Runs SQL that returns no rows (one or several statements, no parameters): schema statements and pragmas.
+    func execute(_ sql: String) throws(SQLiteError) {
+        if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(sql) }
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code, sql: sql) }
+    }
+
+    /// The cached prepared statement for `sql`, reset and ready to bind.
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(sql) }
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        if statements.count >= Self.statementCacheLimit {
+            for statement in statements.values { statement.finalize() }
+            statements = [:]
+        }
+        let statement = try prepare(sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// A new prepared statement that is not cached (the caller finalizes it).
+    func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        var pointer: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
+        guard code == SQLITE_OK, let pointer else { throw error(code, sql: sql) }
+        return SQLiteStatement(handle: pointer, sql: sql, connection: self)
+    }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws. `immediate` takes the write
+    /// lock at once, so that what `body` reads cannot change before it writes.
+    func transaction<T>(immediate: Bool, _ body: () throws -> T) throws -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// How long SQLite retries before giving up on a locked file.
+    func setBusyTimeout(seconds: Double) {
+        sqlite3_busy_timeout(handle, Int32(max(0, min(seconds * 1000, Double(Int32.max)))))
+    }
+
+    /// The names of the tables in the database.
+    func tableNames() throws(SQLiteError) -> Set<String> {
+        let statement = try self.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
+        var names = Set<String>()
+        while try statement.step() { names.insert(statement.text(0)) }
+        return names
+    }
+
+    /// The columns of `table` with their declared types, in table order.
+    func columns(of table: String) throws(SQLiteError) -> [(name: String, type: String)] {
+        // Table names cannot be bound; this one comes from the model or sqlite_master, and is quoted.
+        let statement = try prepare("PRAGMA table_info(\"\(table.replacingOccurrences(of: "\"", with: "\"\""))\")")
+        defer { statement.finalize() }
+        var columns: [(String, String)] = []
+        while try statement.step() { columns.append((statement.text(1), statement.text(2))) }
+        return columns
+    }
+}

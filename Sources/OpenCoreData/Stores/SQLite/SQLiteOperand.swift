@@ -1,0 +1,108 @@
+import Foundation
+
+/// Why part of a request cannot be expressed in SQL with exactly the in-memory evaluator's meaning. The store then
+/// leaves that part to memory: it never answers with SQL that could differ.
+struct SQLiteUntranslatable: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+/// The kinds of column values the generator compares, with the in-memory evaluator's compatibility: numbers and
+/// dates compare with each other (a date as its seconds since 2001), the others only with their own kind.
+enum SQLiteValueKind {
+    case number
+    case date
+    case string
+    case data
+    case uuid
+    case uri
+
+    /// The kind of an attribute type's values, or `nil` for values SQL cannot compare as memory does (decimals,
+    /// whose SQL storage is inexact; transformable values, stored archived).
+    init?(_ type: NSAttributeType) {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
+            .doubleAttributeType, .floatAttributeType:
+            self = .number
+        case .dateAttributeType: self = .date
+        case .stringAttributeType: self = .string
+        case .binaryDataAttributeType: self = .data
+        case .UUIDAttributeType: self = .uuid
+        case .URIAttributeType: self = .uri
+        default: return nil
+        }
+    }
+
+    var isNumeric: Bool { self == .number || self == .date }
+
+    /// Whether values of the two kinds can be equal or ordered in memory.
+    func isComparable(with other: SQLiteValueKind) -> Bool {
+        self == other || (isNumeric && other.isNumeric)
+    }
+}
+
+/// A to-many relationship reached in a key path: the row it starts from and the key path after it.
+struct SQLiteToManyPath {
+    /// The alias of the table holding the relationship's source row.
+    let ownerAlias: String
+    let relationship: NSRelationshipDescription
+    let storage: SQLiteToManyStorage
+    let destination: SQLiteEntityMapping
+    /// The keys after the relationship.
+    let rest: ArraySlice<String>
+}
+
+/// What an expression stands for in SQL.
+enum SQLiteOperand {
+    /// A scalar SQL expression (a column, an aggregate). `exact` is false for averages, which SQL computes in
+    /// floating point: those only compare with integers.
+    case value(String, SQLiteValueKind, exact: Bool)
+    /// A reference to an object of `entity` (or a subentity): a primary key or a foreign key.
+    case object(String, SQLiteEntityMapping)
+    /// A to-many relationship with the rest of its key path.
+    case toMany(SQLiteToManyPath)
+    /// A value known when the SQL is generated.
+    case constant(Any?)
+}
+
+/// A constant as it is bound against a column of some kind.
+enum SQLiteBinding {
+    /// The value to bind.
+    case value(SQLiteValue)
+    /// The constant can never equal or order with the column's values (a string against a number column).
+    case incompatible
+}
+
+extension SQLiteBinding {
+    /// How `constant` binds against a column of `kind`. Throws for constants SQL cannot compare exactly
+    /// (decimals with fractions, unsigned integers beyond Int64).
+    static func binding(of constant: Any, for kind: SQLiteValueKind) throws -> SQLiteBinding {
+        switch kind {
+        case .number, .date:
+            if let date = constant as? Date { return .value(.real(date.timeIntervalSinceReferenceDate)) }
+            guard let number = PredicateNumber(constant) else { return .incompatible }
+            switch number {
+            case .int(let value): return .value(.integer(value))
+            case .double(let value): return .value(.real(value))
+            case .uint: throw SQLiteUntranslatable("an unsigned integer beyond Int64")
+            case .decimal(let value):
+                guard let integer = Int64(exactly: NSDecimalNumber(decimal: value).doubleValue),
+                    Decimal(integer) == value
+                else { throw SQLiteUntranslatable("a decimal constant with a fraction") }
+                return .value(.integer(integer))
+            }
+        case .string:
+            guard let string = PredicateValueComparison.string(constant) else { return .incompatible }
+            return .value(.text(string))
+        case .data:
+            guard let data = constant as? Data else { return .incompatible }
+            return .value(.blob(data))
+        case .uuid:
+            guard let uuid = constant as? UUID else { return .incompatible }
+            return .value(.blob(withUnsafeBytes(of: uuid.uuid) { Data($0) }))
+        case .uri:
+            guard let url = constant as? URL else { return .incompatible }
+            return .value(.text(url.absoluteString))
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/// The SQL of one fetch and its arguments.
+struct SQLiteFetchPlan {
+    var sql: String
+    var arguments: [SQLiteValue]
+    /// Whether the SQL applies the whole request (predicate, order, offset, limit). When it does not, the rows are
+    /// candidates (a superset, in primary-key order) that the caller filters, sorts and limits in memory.
+    var isComplete: Bool
+}
+
+/// Turns fetch requests into SQL over the store's tables (STYLE.md: SQL generation has its own files and its own
+/// context object, `SQLiteGenerationContext`, for aliases and bound arguments).
+struct SQLiteQueryGenerator {
+    let context: SQLiteGenerationContext
+
+    init(mapping: SQLiteModelMapping, store: NSPersistentStore) {
+        context = SQLiteGenerationContext(mapping: mapping, store: store)
+    }
+
+    /// What a fetch selects.
+    enum Selection {
+        /// Every column: rows with their values.
+        case rows
+        /// `Z_PK`, `Z_ENT`, `Z_OPT` only: rows that become faults.
+        case keys
+        /// The number of matching rows.
+        case count
+    }
+
+    /// The SQL for `request` on the objects of `entity`.
+    func plan(_ request: NSFetchRequest<NSFetchRequestResult>, entity: SQLiteEntityMapping, selection: Selection)
+        -> SQLiteFetchPlan
+    {
+        let scope = SQLiteScope(alias: "t0", entity: entity)
+        var conditions: [String] = []
+        let kinds = request.includesSubentities ? entity.kindNumbers : [entity.number]
+        let tableKinds = context.mapping.entities.filter { $0.table === entity.table }.map(\.number)
+        if Set(kinds) != Set(tableKinds) {
+            conditions.append(
+                kinds.count == 1
+                    ? "t0.Z_ENT = \(kinds[0])" : "t0.Z_ENT IN (\(kinds.map(String.init).joined(separator: ", ")))")
+        }
+        var isComplete = true
+        if let predicate = request.predicate {
+            // Each conjunct that SQL can express narrows the candidates even when another one cannot be expressed.
+            for conjunct in Self.conjuncts(of: predicate) {
+                let checkpoint = context.checkpoint(scope)
+                do {
+                    conditions.append(try condition(conjunct, in: scope))
+                } catch {
+                    context.restore(checkpoint, scope)
+                    isComplete = false
+                }
+            }
+        }
+        var order: [String] = []
+        if isComplete, let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+            let checkpoint = context.checkpoint(scope)
+            do {
+                order = try descriptors.map { try orderTerm($0, in: scope) }
+            } catch {
+                context.restore(checkpoint, scope)
+                order = []
+                isComplete = false
+            }
+        }
+        // The primary key breaks ties, so that results are deterministic and equal to a stable in-memory sort of
+        // the candidates, which come in primary-key order.
+        order.append("t0.Z_PK")
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        var limitClause = ""
+        if isComplete, request.fetchLimit > 0 || request.fetchOffset > 0 {
+            let limit = request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1
+            limitClause =
+                " LIMIT \(context.bind(.integer(limit))) OFFSET \(context.bind(.integer(Int64(request.fetchOffset))))"
+        }
+        let from = scope.fromClause
+        let sql: String
+        switch selection {
+        case .count where isComplete:
+            sql =
+                limitClause.isEmpty
+                ? "SELECT COUNT(*) FROM \(from)\(whereClause)"
+                : "SELECT COUNT(*) FROM (SELECT 1 FROM \(from)\(whereClause)\(limitClause))"
+        case .keys where isComplete:
+            sql =
+                "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT FROM \(from)\(whereClause) ORDER BY "
+                + order.joined(separator: ", ") + limitClause
+        default:
+            // Rows for memory to finish must carry their values: the predicate is evaluated against them.
+            sql =
+                "SELECT \(entity.table.selectList(alias: "t0")) FROM \(from)\(whereClause) ORDER BY "
+                + order.joined(separator: ", ") + limitClause
+        }
+        return SQLiteFetchPlan(sql: sql, arguments: context.arguments, isComplete: isComplete)
+    }
+
+    /// The top-level conjuncts of `predicate`.
+    static func conjuncts(of predicate: NSPredicate) -> [NSPredicate] {
+        if let compound = predicate as? NSCompoundPredicate, compound.compoundPredicateType == .and {
+            return compound.predicates.flatMap(conjuncts)
+        }
+        return [predicate]
+    }
+
+    /// `expression ASC|DESC` for a sort descriptor, if SQL orders exactly as the descriptor does in memory:
+    /// `compare:` on numbers, dates, strings (by code point), data, UUIDs and URIs; `caseInsensitiveCompare:` on
+    /// strings.
+    private func orderTerm(_ descriptor: NSSortDescriptor, in scope: SQLiteScope) throws -> String {
+        guard let selector = descriptor.selector, let key = descriptor.key, !key.isEmpty else {
+            throw SQLiteUntranslatable("a comparator-based sort descriptor")
+        }
+        guard case .value(let sql, let kind, true) = try operand(KeyValueCodingPath.split(key)[...], in: scope) else {
+            throw SQLiteUntranslatable("sorting by '\(key)', which is not an attribute")
+        }
+        let term: String
+        switch selector.name {
+        case "compare:":
+            term = sql
+        case "caseInsensitiveCompare:" where kind == .string:
+            term = "\(SQLiteFunctions.fold)(\(sql), \(NSComparisonPredicate.Options.caseInsensitive.rawValue))"
+        default:
+            throw SQLiteUntranslatable("sorting with \(selector.name)")
+        }
+        return term + (descriptor.ascending ? " ASC" : " DESC")
+    }
+}

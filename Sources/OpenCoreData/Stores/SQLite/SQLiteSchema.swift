@@ -1,0 +1,485 @@
+// How a model maps onto Core Data's SQLite layout, as Apple's framework writes it (the stores in shared/corpus are
+// the reference):
+//
+// - Entities are numbered from 1 (`Z_ENT`) depth-first: root entities by name, each followed by its subentities,
+//   siblings by name. `Z_PRIMARYKEY` has one row per entity (`Z_SUPER` = the superentity's number).
+// - One table per root entity, `Z<ENTITY>`, shared by its subentities: `Z_PK`, `Z_ENT` (the row's entity), `Z_OPT`
+//   (the row version), then one column per persistent attribute (derived ones included) and per to-one
+//   relationship, named `Z<NAME>` and numbered `Z<NAME>1`, `Z<NAME>2`… when names clash within the table. Entities
+//   contribute in number order, each its attributes then its to-one relationships, in model order; the columns are
+//   then ordered by type: INTEGER, then TIMESTAMP and FLOAT, DECIMAL, VARCHAR, BLOB.
+// - A to-one whose destination has subentities also stores the destination's entity, `Z<n>_<NAME>` (n = the
+//   destination's number). An ordered to-many whose inverse is a to-one keeps positions in `Z_FOK_<INVERSE>` in
+//   the destination table.
+// - A many-to-many relationship lives in a join table `Z_<n><NAME>`, named after the relationship whose name sorts
+//   last (n = its entity's number), with columns `Z_<n><INVERSE>` and `Z_<m><NAME>` and, for ordered sides,
+//   `Z_FOK_<column>`.
+
+/// The declared type of a store column, which also decides its place in its table.
+enum SQLiteColumnType: String {
+    case integer = "INTEGER"
+    case timestamp = "TIMESTAMP"
+    case float = "FLOAT"
+    case decimal = "DECIMAL"
+    case varchar = "VARCHAR"
+    case blob = "BLOB"
+
+    /// Apple's column order: integers first, blobs last; timestamps and floats share a rank.
+    var rank: Int {
+        switch self {
+        case .integer: return 0
+        case .timestamp, .float: return 1
+        case .decimal: return 2
+        case .varchar: return 3
+        case .blob: return 4
+        }
+    }
+
+    /// The column type of an attribute type.
+    init(_ type: NSAttributeType) {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
+            self = .integer
+        case .dateAttributeType: self = .timestamp
+        case .doubleAttributeType, .floatAttributeType: self = .float
+        case .decimalAttributeType: self = .decimal
+        case .stringAttributeType, .URIAttributeType, .objectIDAttributeType: self = .varchar
+        case .binaryDataAttributeType, .UUIDAttributeType, .transformableAttributeType, .compositeAttributeType,
+            .undefinedAttributeType:
+            self = .blob
+        }
+    }
+}
+
+/// One column of an entity table (beyond `Z_PK`, `Z_ENT` and `Z_OPT`).
+struct SQLiteColumn {
+    enum Role {
+        case attribute(NSAttributeDescription)
+        /// The destination's primary key of a to-one relationship.
+        case foreignKey(NSRelationshipDescription)
+        /// The destination's entity number of a to-one relationship whose destination has subentities.
+        case foreignEntity(NSRelationshipDescription)
+        /// The position of the row in an ordered to-many relationship (the to-one here is its inverse).
+        case order(NSRelationshipDescription)
+    }
+
+    let name: String
+    let type: SQLiteColumnType
+    let role: Role
+}
+
+/// The table of one entity hierarchy.
+final class SQLiteTable {
+    let name: String
+    let rootNumber: Int64
+    /// The columns after `Z_PK`, `Z_ENT` and `Z_OPT`, in table order.
+    private(set) var columns: [SQLiteColumn] = []
+    private(set) var columnIndex: [String: Int] = [:]
+    /// Whether several entities share the table (and so `Z_ENT` is indexed).
+    var isShared = false
+
+    init(name: String, rootNumber: Int64) {
+        self.name = name
+        self.rootNumber = rootNumber
+    }
+
+    func setColumns(_ columns: [SQLiteColumn]) {
+        self.columns = columns
+        columnIndex = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1.name, $0) })
+    }
+
+    /// `t.Z_PK, t.Z_ENT, t.Z_OPT, t.<column>…`: every column, in table order, for `alias`.
+    func selectList(alias: String) -> String {
+        ([alias + ".Z_PK", alias + ".Z_ENT", alias + ".Z_OPT"] + columns.map { alias + "." + $0.name })
+            .joined(separator: ", ")
+    }
+}
+
+/// The join table of a many-to-many relationship (or of a to-many without inverse), seen from one relationship.
+struct SQLiteJoin {
+    let table: String
+    /// Holds the primary key of the relationship's source object.
+    let sourceColumn: String
+    /// Holds the primary key of the destination object.
+    let destinationColumn: String
+    /// Holds the destination's position among the source's destinations, for an ordered relationship.
+    let orderColumn: String?
+    /// The table of the destination objects.
+    let destinationTable: String
+}
+
+/// A join table's definition.
+struct SQLiteJoinTable {
+    let name: String
+    let firstColumn: String
+    let secondColumn: String
+    let orderColumns: [String]
+}
+
+/// How an entity's objects are stored: its number, its table, and where each slot of its layout lives.
+final class SQLiteEntityMapping {
+    /// Where one slot's value is stored.
+    enum Slot {
+        /// Not stored (transient, fetched).
+        case none
+        /// An attribute column (index into the table's columns).
+        case attribute(column: Int, type: NSAttributeType, attribute: NSAttributeDescription)
+        /// A derived attribute's column: read, never written from the object's value.
+        case derived(column: Int, type: NSAttributeType, attribute: NSAttributeDescription)
+        /// A to-one relationship's foreign key (and the destination entity's column, if any).
+        case toOne(foreignKey: Int, entityColumn: Int?, relationship: NSRelationshipDescription)
+        /// A to-many relationship.
+        case toMany(SQLiteToManyStorage, relationship: NSRelationshipDescription)
+    }
+
+    let entity: NSEntityDescription
+    let name: String
+    let number: Int64
+    let superNumber: Int64
+    let table: SQLiteTable
+    /// This entity's number and its subentities' (recursively).
+    var kindNumbers: [Int64] = []
+    /// One entry per slot of `entity._caches.slots`.
+    var slots: [Slot] = []
+    /// The slots read from a fetched row: (slot, column offset in the select list).
+    var readPlan: [(slot: Int, column: Int32)] = []
+    /// The slots of to-many relationships (stored as faults in rows).
+    var toManySlots: [Int] = []
+
+    init(entity: NSEntityDescription, number: Int64, superNumber: Int64, table: SQLiteTable) {
+        self.entity = entity
+        name = entity._name ?? ""
+        self.number = number
+        self.superNumber = superNumber
+        self.table = table
+    }
+}
+
+/// Where a to-many relationship's destinations are recorded.
+enum SQLiteToManyStorage {
+    /// In the destination table, as the foreign key of the inverse to-one (with positions for an ordered one).
+    case foreignKey(table: SQLiteTable, column: String, orderColumn: String?)
+    /// In a join table.
+    case join(SQLiteJoin)
+}
+
+/// A derived attribute Apple keeps up to date with triggers (`<to-many>.@count`).
+struct SQLiteDerivedCount {
+    let entityName: String
+    let attributeName: String
+    let sourceTable: String
+    let sourceColumn: String
+    let destinationTable: String
+    let foreignKey: String
+}
+
+/// The whole mapping of a model (or of one configuration) onto a store.
+final class SQLiteModelMapping {
+    let entities: [SQLiteEntityMapping]
+    let tables: [SQLiteTable]
+    let joinTables: [SQLiteJoinTable]
+    let derivedCounts: [SQLiteDerivedCount]
+    private let byName: [String: SQLiteEntityMapping]
+    private let byNumber: [Int64: SQLiteEntityMapping]
+
+    /// The mapping of `configuration`'s entities of `model`.
+    init(model: NSManagedObjectModel, configuration: String?) {
+        let members = model.entities(forConfigurationName: configuration) ?? model.entities
+        let memberSet = Set(members.map(ObjectIdentifier.init))
+        func byEntityName(_ a: NSEntityDescription, _ b: NSEntityDescription) -> Bool {
+            ModelVersionHasher.ordered(a._name ?? "", before: b._name ?? "")
+        }
+        // Number the entities depth-first, siblings by name.
+        var ordered: [(entity: NSEntityDescription, superNumber: Int64, root: NSEntityDescription)] = []
+        var numbers: [ObjectIdentifier: Int64] = [:]
+        func visit(_ entity: NSEntityDescription, superNumber: Int64, root: NSEntityDescription) {
+            ordered.append((entity, superNumber, root))
+            let number = Int64(ordered.count)
+            numbers[ObjectIdentifier(entity)] = number
+            let children = entity._subentities.filter { memberSet.contains(ObjectIdentifier($0)) }
+            for child in children.sorted(by: byEntityName) {
+                visit(child, superNumber: number, root: root)
+            }
+        }
+        let roots = members.filter { entity in
+            guard let parent = entity._superentity else { return true }
+            return !memberSet.contains(ObjectIdentifier(parent))
+        }
+        for root in roots.sorted(by: byEntityName) {
+            visit(root, superNumber: 0, root: root)
+        }
+
+        var tablesByRoot: [ObjectIdentifier: SQLiteTable] = [:]
+        var tables: [SQLiteTable] = []
+        var entities: [SQLiteEntityMapping] = []
+        for (entity, superNumber, root) in ordered {
+            let table: SQLiteTable
+            if let existing = tablesByRoot[ObjectIdentifier(root)] {
+                table = existing
+                table.isShared = true
+            } else {
+                table = SQLiteTable(
+                    name: "Z" + (root._name ?? "").uppercased(), rootNumber: numbers[ObjectIdentifier(root)]!)
+                tablesByRoot[ObjectIdentifier(root)] = table
+                tables.append(table)
+            }
+            entities.append(
+                SQLiteEntityMapping(
+                    entity: entity, number: numbers[ObjectIdentifier(entity)]!, superNumber: superNumber, table: table)
+            )
+        }
+        self.entities = entities
+        self.tables = tables
+        let lookup = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        byName = lookup
+        byNumber = Dictionary(uniqueKeysWithValues: entities.map { ($0.number, $0) })
+
+        let numbersByName = Dictionary(entities.map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
+        func number(of entity: NSEntityDescription?) -> Int64 {
+            guard let entity else { return 0 }
+            if let number = numbers[ObjectIdentifier(entity)] { return number }
+            return entity._name.flatMap { numbersByName[$0] } ?? 0
+        }
+
+        // Columns, table by table.
+        for table in tables {
+            let members = entities.filter { $0.table === table }
+            var pending: [(rank: Int, order: Int, column: SQLiteColumn)] = []
+            var used = Set<String>(["Z_PK", "Z_ENT", "Z_OPT"])
+            func unique(_ base: String) -> String {
+                if used.insert(base).inserted { return base }
+                var suffix = 1
+                while !used.insert(base + String(suffix)).inserted { suffix += 1 }
+                return base + String(suffix)
+            }
+            func add(_ name: String, _ type: SQLiteColumnType, _ role: SQLiteColumn.Role) {
+                pending.append((type.rank, pending.count, SQLiteColumn(name: name, type: type, role: role)))
+            }
+            for mapping in members {
+                let inherited = Set(mapping.entity._superentity?._caches.slotByName.keys.map { $0 } ?? [])
+                let own = mapping.entity._ownProperties.filter { !inherited.contains($0._name) }
+                for case let attribute as NSAttributeDescription in own where !attribute._isTransient {
+                    add(
+                        unique("Z" + attribute._name.uppercased()), SQLiteColumnType(attribute._attributeType),
+                        .attribute(attribute))
+                }
+                for case let relationship as NSRelationshipDescription in own
+                where !relationship._isTransient && !relationship.isToMany {
+                    let upper = relationship._name.uppercased()
+                    add(unique("Z" + upper), .integer, .foreignKey(relationship))
+                    if let destination = relationship._destinationEntity,
+                        destination._subentities.contains(where: { memberSet.contains(ObjectIdentifier($0)) })
+                    {
+                        add(unique("Z\(number(of: destination))_" + upper), .integer, .foreignEntity(relationship))
+                    }
+                    if let inverse = relationship._inverseRelationship, inverse.isToMany, inverse._isOrdered {
+                        add(unique("Z_FOK_" + upper), .integer, .order(inverse))
+                    }
+                }
+            }
+            table.setColumns(pending.sorted { ($0.rank, $0.order) < ($1.rank, $1.order) }.map(\.column))
+        }
+
+        // Join tables for many-to-many relationships and for to-many relationships without an inverse.
+        var joins: [ObjectIdentifier: SQLiteJoin] = [:]
+        var joinTables: [SQLiteJoinTable] = []
+        var joinTableNames = Set<String>()
+        for mapping in entities {
+            for case let relationship as NSRelationshipDescription in mapping.entity._ownProperties
+            where relationship.isToMany && !relationship._isTransient && joins[ObjectIdentifier(relationship)] == nil {
+                let inverse = relationship._inverseRelationship
+                if let inverse, !inverse.isToMany { continue }
+                let owner: NSRelationshipDescription
+                let other: NSRelationshipDescription?
+                if let inverse, inverse !== relationship,
+                    ModelVersionHasher.ordered(relationship._name, before: inverse._name)
+                {
+                    owner = inverse
+                    other = relationship
+                } else {
+                    owner = relationship
+                    other = inverse === relationship ? nil : inverse
+                }
+                let ownerNumber = number(of: owner._entity)
+                let name = "Z_\(ownerNumber)" + owner._name.uppercased()
+                // A relationship that is its own inverse names both columns (the second one numbered).
+                let otherName = (other?._name ?? (inverse === owner ? owner._name : owner._entity?._name) ?? "")
+                    .uppercased()
+                let first = "Z_\(ownerNumber)" + otherName
+                var second = "Z_\(number(of: owner._destinationEntity))" + owner._name.uppercased()
+                if second == first { second += "1" }
+                let ownerOrder = owner._isOrdered ? "Z_FOK_" + second.dropFirst(2) : nil
+                let otherOrder = (other?._isOrdered ?? false) ? "Z_FOK_" + first.dropFirst(2) : nil
+                func tableName(_ entity: NSEntityDescription?) -> String {
+                    entity.flatMap { lookup[$0._name ?? ""] }?.table.name ?? ""
+                }
+                joins[ObjectIdentifier(owner)] = SQLiteJoin(
+                    table: name, sourceColumn: first, destinationColumn: second, orderColumn: ownerOrder,
+                    destinationTable: tableName(owner._destinationEntity))
+                if let other {
+                    joins[ObjectIdentifier(other)] = SQLiteJoin(
+                        table: name, sourceColumn: second, destinationColumn: first, orderColumn: otherOrder,
+                        destinationTable: tableName(owner._entity))
+                }
+                if joinTableNames.insert(name).inserted {
+                    joinTables.append(
+                        SQLiteJoinTable(
+                            name: name, firstColumn: first, secondColumn: second,
+                            orderColumns: [ownerOrder, otherOrder].compactMap { $0 }))
+                }
+            }
+        }
+        self.joinTables = joinTables
+
+        // Slots.
+        var derivedCounts: [SQLiteDerivedCount] = []
+        for mapping in entities {
+            let table = mapping.table
+            var kinds: [Int64] = []
+            func collect(_ entity: NSEntityDescription) {
+                guard let number = numbers[ObjectIdentifier(entity)] else { return }
+                kinds.append(number)
+                for child in entity._subentities { collect(child) }
+            }
+            collect(mapping.entity)
+            mapping.kindNumbers = kinds
+
+            let layout = mapping.entity._caches
+            var slots: [SQLiteEntityMapping.Slot] = []
+            var readPlan: [(Int, Int32)] = []
+            var toManySlots: [Int] = []
+            for (index, slot) in layout.slots.enumerated() {
+                switch slot.property {
+                case let relationship as NSRelationshipDescription where !relationship._isTransient:
+                    if relationship.isToMany {
+                        let storage: SQLiteToManyStorage
+                        if let join = joins[ObjectIdentifier(relationship)] {
+                            storage = .join(join)
+                        } else if let inverse = relationship._inverseRelationship,
+                            let destination = relationship._destinationEntity.flatMap({ lookup[$0._name ?? ""] }),
+                            let foreignKey = Self.column(for: inverse, role: "fk", in: destination.table)
+                        {
+                            storage = .foreignKey(
+                                table: destination.table, column: foreignKey,
+                                orderColumn: relationship._isOrdered
+                                    ? Self.column(for: inverse, role: "order", in: destination.table) : nil)
+                        } else {
+                            slots.append(.none)
+                            continue
+                        }
+                        slots.append(.toMany(storage, relationship: relationship))
+                        toManySlots.append(index)
+                    } else if let foreignKey = Self.columnIndex(for: relationship, role: "fk", in: table) {
+                        slots.append(
+                            .toOne(
+                                foreignKey: foreignKey,
+                                entityColumn: Self.columnIndex(for: relationship, role: "entity", in: table),
+                                relationship: relationship))
+                        readPlan.append((index, Int32(foreignKey + 3)))
+                    } else {
+                        slots.append(.none)
+                    }
+                case let attribute as NSAttributeDescription where !attribute._isTransient:
+                    guard let column = Self.columnIndex(forAttribute: attribute, in: table) else {
+                        slots.append(.none)
+                        continue
+                    }
+                    if let derived = attribute as? NSDerivedAttributeDescription {
+                        slots.append(.derived(column: column, type: attribute._attributeType, attribute: attribute))
+                        if attribute._entity === mapping.entity,
+                            let count = Self.derivedCount(derived, in: mapping, table: table, byName: lookup)
+                        {
+                            derivedCounts.append(count)
+                        }
+                    } else {
+                        slots.append(.attribute(column: column, type: attribute._attributeType, attribute: attribute))
+                    }
+                    readPlan.append((index, Int32(column + 3)))
+                default:
+                    slots.append(.none)
+                }
+            }
+            mapping.slots = slots
+            mapping.readPlan = readPlan
+            mapping.toManySlots = toManySlots
+        }
+        self.derivedCounts = derivedCounts
+    }
+
+    private static func columnIndex(forAttribute attribute: NSAttributeDescription, in table: SQLiteTable) -> Int? {
+        table.columns.firstIndex { column in
+            if case .attribute(let candidate) = column.role { return candidate === attribute }
+            return false
+        }
+    }
+
+    private static func columnIndex(
+        for relationship: NSRelationshipDescription, role: String, in table: SQLiteTable
+    ) -> Int? {
+        table.columns.firstIndex { column in
+            switch (column.role, role) {
+            case (.foreignKey(let candidate), "fk"): return candidate === relationship
+            case (.foreignEntity(let candidate), "entity"): return candidate === relationship
+            case (.order(let candidate), "order"): return candidate._inverseRelationship === relationship
+            default: return false
+            }
+        }
+    }
+
+    private static func column(for relationship: NSRelationshipDescription, role: String, in table: SQLiteTable)
+        -> String?
+    {
+        columnIndex(for: relationship, role: role, in: table).map { table.columns[$0].name }
+    }
+
+    /// A `to-many.@count` derivation kept by triggers, if `attribute` is one.
+    private static func derivedCount(
+        _ attribute: NSDerivedAttributeDescription, in mapping: SQLiteEntityMapping, table: SQLiteTable,
+        byName: [String: SQLiteEntityMapping]
+    ) -> SQLiteDerivedCount? {
+        // `to-many.@count`, which the model keeps as `count:(to-many)`, as Apple's framework does.
+        var name: String?
+        switch attribute._derivationExpression?.kind {
+        case .keyPath(_, let components, nil) where components.count == 2 && components[1] == "@count":
+            name = components[0]
+        case .function("count:", nil, let arguments) where arguments.count == 1:
+            if case .keyPath(_, let components, nil) = arguments[0].kind, components.count == 1 { name = components[0] }
+        default:
+            break
+        }
+        guard let name, let relationship = mapping.entity._caches.relationshipsByName[name], relationship.isToMany,
+            let inverse = relationship._inverseRelationship, !inverse.isToMany,
+            let destination = relationship._destinationEntity.flatMap({ byName[$0._name ?? ""] }),
+            let foreignKey = column(for: inverse, role: "fk", in: destination.table),
+            let column = columnIndex(forAttribute: attribute, in: table)
+        else { return nil }
+        return SQLiteDerivedCount(
+            entityName: mapping.name, attributeName: attribute._name, sourceTable: table.name,
+            sourceColumn: table.columns[column].name, destinationTable: destination.table.name,
+            foreignKey: foreignKey)
+    }
+
+    /// The join-table columns that hold primary keys of `table`'s rows (whose rows go when those rows are deleted).
+    func joinColumns(holdingKeysOf table: SQLiteTable) -> [(table: String, column: String)] {
+        var columns: [(table: String, column: String)] = []
+        for entity in entities {
+            for case .toMany(.join(let join), _) in entity.slots {
+                if entity.table === table, !columns.contains(where: { $0 == (join.table, join.sourceColumn) }) {
+                    columns.append((join.table, join.sourceColumn))
+                }
+                if join.destinationTable == table.name,
+                    !columns.contains(where: { $0 == (join.table, join.destinationColumn) })
+                {
+                    columns.append((join.table, join.destinationColumn))
+                }
+            }
+        }
+        return columns
+    }
+
+    /// The mapping of `entity` (matched by name, so that equal models work alike).
+    func entity(_ entity: NSEntityDescription) -> SQLiteEntityMapping? { byName[entity._name ?? ""] }
+
+    /// The mapping of entity number `number`.
+    func entity(number: Int64) -> SQLiteEntityMapping? { byNumber[number] }
+}

@@ -1,0 +1,164 @@
+import CSQLite
+import Foundation
+
+/// A value as SQLite stores it: what statements bind and what generated SQL carries as arguments.
+enum SQLiteValue: Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+}
+
+/// Tells SQLite to copy bound text and blobs before the call returns.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared statement. Statements are owned by their connection, which caches them by SQL text; a statement is
+/// reset (and its bindings cleared) before each use.
+final class SQLiteStatement {
+    let handle: OpaquePointer
+    let sql: String
+    unowned let connection: SQLiteConnection
+
+    init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
+        self.handle = handle
+        self.sql = sql
+        self.connection = connection
+    }
+
+    func finalize() {
+        sqlite3_finalize(handle)
+    }
+
+    /// Makes the statement ready for a new execution.
+    @inline(__always)
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: Binding (indexes start at 1, as in SQLite)
+
+    func bind(_ values: [SQLiteValue]) {
+        for (offset, value) in values.enumerated() {
+            bind(value, at: Int32(offset + 1))
+        }
+    }
+
+    func bind(_ value: SQLiteValue, at index: Int32) {
+        switch value {
+        case .null: sqlite3_bind_null(handle, index)
+        case .integer(let number): sqlite3_bind_int64(handle, index, number)
+        case .real(let number): sqlite3_bind_double(handle, index, number)
+        case .text(let string): bind(string, at: index)
+        case .blob(let data): bind(data, at: index)
+        }
+    }
+
+    @inline(__always)
+    func bind(_ number: Int64, at index: Int32) {
+        sqlite3_bind_int64(handle, index, number)
+    }
+
+    @inline(__always)
+    func bind(_ number: Double, at index: Int32) {
+        sqlite3_bind_double(handle, index, number)
+    }
+
+    func bind(_ string: String, at index: Int32) {
+        var string = string
+        string.withUTF8 { buffer in
+            // An empty buffer may have no base address; SQLite would bind NULL for a null pointer.
+            let pointer = buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
+            if let pointer {
+                sqlite3_bind_text(handle, index, pointer, Int32(buffer.count), sqliteTransient)
+            } else {
+                sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+            }
+        }
+    }
+
+    func bind(_ data: Data, at index: Int32) {
+        if data.isEmpty {
+            sqlite3_bind_zeroblob(handle, index, 0)
+            return
+        }
+        data.withUnsafeBytes { buffer in
+            _ = sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), sqliteTransient)
+        }
+    }
+
+    // MARK: Stepping
+
+    /// Advances to the next row: `true` if there is one, `false` when the statement is done.
+    @inline(__always)
+    func step() throws(SQLiteError) -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.error(code, sql: sql)
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run(_ values: [SQLiteValue] = []) throws(SQLiteError) {
+        reset()
+        bind(values)
+        while try step() {}
+    }
+
+    /// The first column of the first row, as an integer.
+    func scalarInteger(_ values: [SQLiteValue] = []) throws(SQLiteError) -> Int64? {
+        reset()
+        bind(values)
+        guard try step() else { return nil }
+        if sqlite3_column_type(handle, 0) == SQLITE_NULL { return nil }
+        return sqlite3_column_int64(handle, 0)
+    }
+
+    // MARK: Reading columns (indexes start at 0)
+
+    @inline(__always)
+    func columnType(_ index: Int32) -> Int32 {
+        sqlite3_column_type(handle, index)
+    }
+
+    @inline(__always)
+    func isNull(_ index: Int32) -> Bool {
+        sqlite3_column_type(handle, index) == SQLITE_NULL
+    }
+
+    @inline(__always)
+    func int64(_ index: Int32) -> Int64 {
+        sqlite3_column_int64(handle, index)
+    }
+
+    @inline(__always)
+    func double(_ index: Int32) -> Double {
+        sqlite3_column_double(handle, index)
+    }
+
+    func text(_ index: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    func blob(_ index: Int32) -> Data {
+        guard let pointer = sqlite3_column_blob(handle, index) else { return Data() }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return Data(bytes: pointer, count: count)
+    }
+
+    /// The column as a `SQLiteValue`, whatever its storage class.
+    func value(_ index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return .integer(int64(index))
+        case SQLITE_FLOAT: return .real(double(index))
+        case SQLITE_TEXT: return .text(text(index))
+        case SQLITE_BLOB: return .blob(blob(index))
+        default: return .null
+        }
+    }
+}

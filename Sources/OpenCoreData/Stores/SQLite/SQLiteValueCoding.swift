@@ -1,0 +1,172 @@
+import CSQLite
+import Foundation
+
+/// Core Data's encodings of attribute values in SQLite columns: integers and booleans (0/1) as INTEGER, dates as
+/// seconds since 2001-01-01 (REAL), decimals as NUMERIC, UUIDs as 16-byte blobs, URIs as text, transformable values
+/// as the data their value transformer makes.
+enum SQLiteValueCoding {
+    /// Reads column `column` of the current row as a value of `type`, straight from `sqlite3_column_*`.
+    static func read(
+        _ statement: SQLiteStatement, column: Int32, type: NSAttributeType, attribute: NSAttributeDescription
+    ) -> StoredValue {
+        let storage = statement.columnType(column)
+        if storage == SQLITE_NULL { return .null }
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            if storage == SQLITE_FLOAT {
+                return .int(Int64(exactly: statement.double(column).rounded(.towardZero)) ?? 0)
+            }
+            return .int(statement.int64(column))
+        case .booleanAttributeType:
+            return .bool(statement.int64(column) != 0)
+        case .doubleAttributeType:
+            return .double(statement.double(column))
+        case .floatAttributeType:
+            return .float(Float(statement.double(column)))
+        case .dateAttributeType:
+            return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
+        case .decimalAttributeType:
+            let decimal: Decimal?
+            switch storage {
+            case SQLITE_INTEGER: decimal = Decimal(statement.int64(column))
+            case SQLITE_FLOAT: decimal = Decimal(string: "\(statement.double(column))", locale: posix)
+            default: decimal = Decimal(string: statement.text(column), locale: posix)
+            }
+            return decimal.map { .boxed(AnyBox($0)) } ?? .null
+        case .stringAttributeType:
+            return .string(statement.text(column))
+        case .binaryDataAttributeType:
+            return .data(statement.blob(column))
+        case .UUIDAttributeType:
+            if storage == SQLITE_BLOB, let uuid = uuid(from: statement, column: column) { return .uuid(uuid) }
+            return UUID(uuidString: statement.text(column)).map { .uuid($0) } ?? .null
+        case .URIAttributeType:
+            if storage == SQLITE_BLOB {
+                let data = statement.blob(column)
+                if let url = try? NSKeyedUnarchiver.unarchivedObject(ofClass: NSURL.self, from: data) {
+                    return .url(url as URL)
+                }
+                return .null
+            }
+            return URL(string: statement.text(column)).map { .url($0) } ?? .null
+        case .transformableAttributeType, .compositeAttributeType:
+            let data = storage == SQLITE_BLOB ? statement.blob(column) : Data(statement.text(column).utf8)
+            return decodeTransformable(data, attribute: attribute).map { .boxed(AnyBox($0)) } ?? .null
+        case .objectIDAttributeType:
+            return URL(string: statement.text(column)).map { .boxed(AnyBox($0)) } ?? .null
+        case .undefinedAttributeType:
+            return .null
+        }
+    }
+
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    private static func uuid(from statement: SQLiteStatement, column: Int32) -> UUID? {
+        guard sqlite3_column_bytes(statement.handle, column) == 16,
+            let pointer = sqlite3_column_blob(statement.handle, column)
+        else { return nil }
+        let bytes = pointer.assumingMemoryBound(to: UInt8.self)
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+    }
+
+    /// The column value for `value` of an attribute of `type`.
+    static func sqliteValue(_ value: StoredValue, type: NSAttributeType, attribute: NSAttributeDescription) throws
+        -> SQLiteValue
+    {
+        switch value {
+        case .null, .toManyFault, .toMany, .object, .objectID:
+            return .null
+        case .int(let number):
+            switch type {
+            case .doubleAttributeType, .floatAttributeType, .dateAttributeType: return .real(Double(number))
+            case .booleanAttributeType: return .integer(number != 0 ? 1 : 0)
+            default: return .integer(number)
+            }
+        case .bool(let flag):
+            return .integer(flag ? 1 : 0)
+        case .double(let number):
+            switch type {
+            case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
+                return .integer(Int64(exactly: number.rounded(.towardZero)) ?? 0)
+            default: return .real(number)
+            }
+        case .float(let number):
+            return .real(Double(number))
+        case .string(let string):
+            return .text(string)
+        case .date(let date):
+            return .real(date.timeIntervalSinceReferenceDate)
+        case .data(let data):
+            return .blob(data)
+        case .uuid(let uuid):
+            return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
+        case .url(let url):
+            return .text(url.absoluteString)
+        case .boxed(let box):
+            switch type {
+            case .decimalAttributeType:
+                if let decimal = box.value as? Decimal { return .text(NSDecimalNumber(decimal: decimal).stringValue) }
+                if let number = box.value as? NSNumber { return .text(number.stringValue) }
+                return .null
+            case .objectIDAttributeType:
+                if let objectID = box.value as? NSManagedObjectID {
+                    return .text(objectID.uriRepresentation().absoluteString)
+                }
+                if let url = box.value as? URL { return .text(url.absoluteString) }
+                return .null
+            default:
+                return .blob(try encodeTransformable(box.value, attribute: attribute))
+            }
+        }
+    }
+
+    // MARK: Transformable values
+
+    /// The unarchive-from-data transformers run "backwards" for storage: Core Data archives with
+    /// `reverseTransformedValue(_:)` and unarchives with `transformedValue(_:)`. Any other transformer stores
+    /// `transformedValue(_:)` of the value and reads back with `reverseTransformedValue(_:)`.
+    private static let unarchivingNames: Set<String> = [
+        NSValueTransformerName.unarchiveFromDataTransformerName.rawValue,
+        NSValueTransformerName.keyedUnarchiveFromDataTransformerName.rawValue,
+        NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue,
+    ]
+
+    private static func transformer(for attribute: NSAttributeDescription) -> (ValueTransformer, unarchives: Bool)? {
+        let name =
+            attribute._valueTransformerName.flatMap { $0.isEmpty ? nil : $0 }
+            ?? NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue
+        guard let transformer = ValueTransformer._transformer(named: name) else { return nil }
+        return (transformer, unarchivingNames.contains(name) || transformer is NSSecureUnarchiveFromDataTransformer)
+    }
+
+    static func encodeTransformable(_ value: Any, attribute: NSAttributeDescription) throws -> Data {
+        guard let (transformer, unarchives) = transformer(for: attribute) else {
+            throw coreDataError(
+                NSPersistentStoreSaveError,
+                """
+                No value transformer named '\(attribute._valueTransformerName ?? "")' is registered for attribute \
+                '\(attribute._name)' of entity '\(attribute._entity?._name ?? "")': register it with \
+                ValueTransformer.setValueTransformer(_:forName:) before saving
+                """)
+        }
+        let transformed = unarchives ? transformer.reverseTransformedValue(value) : transformer.transformedValue(value)
+        if let data = transformed as? Data { return data }
+        if let data = transformed as? NSData { return Data(referencing: data) }
+        throw coreDataError(
+            NSPersistentStoreSaveError,
+            """
+            The value of transformable attribute '\(attribute._name)' of entity '\(attribute._entity?._name ?? "")' \
+            could not be transformed to data by its value transformer
+            """)
+    }
+
+    static func decodeTransformable(_ data: Data, attribute: NSAttributeDescription) -> Any? {
+        guard let (transformer, unarchives) = transformer(for: attribute) else { return nil }
+        let value = unarchives ? transformer.transformedValue(data) : transformer.reverseTransformedValue(data)
+        return PredicateValueComparison.unwrap(value)
+    }
+}

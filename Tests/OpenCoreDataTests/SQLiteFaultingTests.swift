@@ -1,0 +1,275 @@
+import Foundation
+import OpenCoreDataShim
+import Testing
+
+/// A person whose transient `fullName` is computed when the object is fetched, as in the Core Data Programming
+/// Guide's example of refreshing an object with a cached derived value.
+final class SQLiteFaultingPerson: NSManagedObject {
+    override func awakeFromFetch() {
+        super.awakeFromFetch()
+        let first = primitiveValue(forKey: "firstName") as? String ?? ""
+        let last = primitiveValue(forKey: "lastName") as? String ?? ""
+        setPrimitiveValue("\(first) \(last)", forKey: "fullName")
+    }
+}
+
+/// Faults, the row cache and batched loading with the SQLite store: objects come back as faults holding their
+/// values, relationships load on first access, `fetchBatchSize` and `relationshipKeyPathsForPrefetching` load rows
+/// a batch or a relationship at a time, and refreshing follows Apple's rules.
+@Suite(.serialized) struct SQLiteFaultingTests {
+    /// Shelf ⟷> Volume, and Person with a transient fullName. Table names unique to this suite, so that statements
+    /// can be counted while other suites run.
+    static func model() -> NSManagedObjectModel {
+        let model = SQLiteCorpusModels.model([
+            .init(
+                name: "FaultShelf",
+                properties: [
+                    .attribute("label", .stringAttributeType), .toMany("volumes", "FaultVolume", inverse: "shelf"),
+                ]),
+            .init(
+                name: "FaultVolume",
+                properties: [
+                    .attribute("title", .stringAttributeType), .attribute("number", .integer32AttributeType),
+                    .toOne("shelf", "FaultShelf", inverse: "volumes"),
+                ]),
+            .init(
+                name: "FaultPerson",
+                properties: [
+                    .attribute("firstName", .stringAttributeType), .transient("fullName", .stringAttributeType),
+                    .attribute("lastName", .stringAttributeType),
+                ]),
+        ])
+        model.entitiesByName["FaultPerson"]?.managedObjectClassName = "SQLiteFaultingPerson"
+        return model
+    }
+
+    static let sharedModel = model()
+
+    /// A store with `shelves` shelves of `volumes` volumes each, written through one coordinator; returns its URL.
+    static func fill(_ directory: SQLiteTestDirectory, shelves: Int, volumes: Int) throws -> URL {
+        let url = directory.store()
+        let coordinator = try SQLiteStack.coordinator(sharedModel, at: url)
+        let context = SQLiteStack.context(coordinator)
+        try context.performAndWait {
+            for shelfNumber in 0..<shelves {
+                let shelf = NSEntityDescription.insertNewObject(forEntityName: "FaultShelf", into: context)
+                shelf.setValue("shelf \(shelfNumber)", forKey: "label")
+                var contents = Set<NSManagedObject>()
+                for number in 0..<volumes {
+                    let volume = NSEntityDescription.insertNewObject(forEntityName: "FaultVolume", into: context)
+                    volume.setValue("volume \(shelfNumber)-\(number)", forKey: "title")
+                    volume.setValue(Int32(shelfNumber * volumes + number), forKey: "number")
+                    contents.insert(volume)
+                }
+                shelf.setValue(contents, forKey: "volumes")
+            }
+            try context.save()
+        }
+        try SQLiteStack.close(coordinator)
+        return url
+    }
+
+    @Test func fetchedObjectsAreFaultsThatAlreadyHoldTheirValues() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 5)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let volumes = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume"))
+            #expect(volumes.count == 5)
+            #expect(volumes.allSatisfy { $0.isFault })
+            let readsAfterFetch = recorder.reads("ZFAULTVOLUME")
+            #expect(volumes.compactMap { $0.value(forKey: "title") as? String }.count == 5)
+            #expect(volumes.allSatisfy { !$0.isFault })
+            #expect(recorder.reads("ZFAULTVOLUME") == readsAfterFetch)
+
+            let again = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            again.returnsObjectsAsFaults = false
+            let refetched = try context.fetch(again)
+            #expect(Set(refetched.map(ObjectIdentifier.init)) == Set(volumes.map(ObjectIdentifier.init)))
+        }
+    }
+
+    @Test func objectsFetchedWithoutValuesLoadTheirRowWhenTouched() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 4)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            request.includesPropertyValues = false
+            request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)]
+            let volumes = try context.fetch(request)
+            #expect(volumes.allSatisfy { $0.isFault })
+            #expect(recorder.read("ZFAULTVOLUME", times: 1))
+            #expect(volumes[2].value(forKey: "number") as? Int32 == 2)
+            #expect(recorder.read("ZFAULTVOLUME", times: 2))
+            #expect(volumes[0].isFault)
+
+            let shelf = try #require(volumes[2].value(forKey: "shelf") as? NSManagedObject)
+            #expect(shelf.isFault)
+            #expect(shelf.hasFault(forRelationshipNamed: "volumes"))
+            #expect(shelf.value(forKey: "label") as? String == "shelf 0")
+            let contents = try #require(shelf.value(forKey: "volumes") as? Set<NSManagedObject>)
+            // The same instances: objects are unique per context.
+            #expect(contents.contains { $0 === volumes[2] })
+            #expect(!shelf.hasFault(forRelationshipNamed: "volumes"))
+        }
+    }
+
+    @Test func batchedFetchesLoadRowsOneBatchAtATime() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 35)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            request.fetchBatchSize = 10
+            request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)]
+            let volumes = try context.fetch(request)
+            #expect(volumes.count == 35)
+            // The keys of all, then the values of the first batch.
+            #expect(recorder.read("ZFAULTVOLUME", times: 2))
+            #expect(volumes[3].value(forKey: "number") as? Int32 == 3)
+            #expect(recorder.read("ZFAULTVOLUME", times: 2))
+            #expect(volumes[25].value(forKey: "number") as? Int32 == 25)
+            #expect(recorder.read("ZFAULTVOLUME", times: 3))
+            #expect((20..<30).map { volumes[$0].value(forKey: "number") as? Int32 } == (20..<30).map { Int32($0) })
+            #expect(recorder.read("ZFAULTVOLUME", times: 3))
+            #expect((30..<35).compactMap { volumes[$0].value(forKey: "title") as? String }.count == 5)
+            #expect(recorder.read("ZFAULTVOLUME", times: 4))
+        }
+    }
+
+    @Test func prefetchingLoadsEachRelationshipInOneQuery() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 6, volumes: 5)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultShelf")
+            request.relationshipKeyPathsForPrefetching = ["volumes"]
+            let shelves = try context.fetch(request)
+            let readsAfterFetch = (recorder.reads("ZFAULTVOLUME") ?? 0) + (recorder.reads("ZFAULTSHELF") ?? 0)
+            #expect(readsAfterFetch <= 3)
+            var titles = 0
+            for shelf in shelves {
+                for volume in shelf.value(forKey: "volumes") as? Set<NSManagedObject> ?? [] {
+                    if volume.value(forKey: "title") is String { titles += 1 }
+                }
+            }
+            #expect(titles == 30)
+            #expect((recorder.reads("ZFAULTVOLUME") ?? 0) + (recorder.reads("ZFAULTSHELF") ?? 0) == readsAfterFetch)
+
+            // And through a to-one relationship.
+            context.reset()
+            let volumes = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            volumes.relationshipKeyPathsForPrefetching = ["shelf"]
+            let fetched = try context.fetch(volumes)
+            let before = recorder.reads("ZFAULTSHELF")
+            #expect(
+                Set(
+                    fetched.compactMap {
+                        ($0.value(forKey: "shelf") as? NSManagedObject)?.value(forKey: "label") as? String
+                    }
+                ).count == 6)
+            #expect(recorder.reads("ZFAULTSHELF") == before)
+        }
+    }
+
+    @Test func refreshingUsesTheRowCacheUnlessItIsStale() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 1)
+        let reader = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let writer = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let volume = try reader.performAndWait {
+            let volume = try #require(
+                try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")).first)
+            #expect(volume.value(forKey: "title") as? String == "volume 0-0")
+            return volume
+        }
+        try writer.performAndWait {
+            let theirs = try #require(
+                try writer.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")).first)
+            theirs.setValue("renamed by another coordinator", forKey: "title")
+            try writer.save()
+        }
+        reader.performAndWait {
+            // Infinite staleness (the default): the fault is fulfilled from the row cache.
+            volume.setValue("local change", forKey: "title")
+            reader.refresh(volume, mergeChanges: false)
+            #expect(volume.isFault)
+            #expect(!volume.hasChanges)
+            #expect(volume.value(forKey: "title") as? String == "volume 0-0")
+            // No staleness allowed: the fault is fulfilled from the store.
+            reader.stalenessInterval = 0
+            reader.refresh(volume, mergeChanges: false)
+            #expect(volume.value(forKey: "title") as? String == "renamed by another coordinator")
+        }
+    }
+
+    @Test func refreshingWithMergedChangesKeepsTransientValuesAsTheProgrammingGuideSays() throws {
+        // The Core Data Programming Guide's example: fullName is a transient value computed in awakeFromFetch. In
+        // the store the person is Sarit Smith. This context changes the first name to Fiona (and so the full name
+        // to "Fiona Smith"); another context changes the last name to Jones and saves. Refreshing with
+        // mergeChanges: true gives Fiona Jones, but the transient full name keeps its value, "Fiona Smith".
+        let directory = SQLiteTestDirectory()
+        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: directory.store())
+        let setup = SQLiteStack.context(coordinator)
+        try setup.performAndWait {
+            let person = SQLiteFaultingPerson(context: setup)
+            person.setValue("Sarit", forKey: "firstName")
+            person.setValue("Smith", forKey: "lastName")
+            try setup.save()
+        }
+        let mine = SQLiteStack.context(coordinator)
+        let other = SQLiteStack.context(coordinator)
+        let person = try mine.performAndWait {
+            let request = NSFetchRequest<SQLiteFaultingPerson>(entityName: "FaultPerson")
+            let person = try #require(try mine.fetch(request).first)
+            #expect(person.value(forKey: "fullName") as? String == "Sarit Smith")
+            person.setValue("Fiona", forKey: "firstName")
+            person.setValue("Fiona Smith", forKey: "fullName")
+            return person
+        }
+        try other.performAndWait {
+            let theirs = try #require(try other.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultPerson")).first)
+            theirs.setValue("Jones", forKey: "lastName")
+            try other.save()
+        }
+        mine.performAndWait {
+            mine.refresh(person, mergeChanges: true)
+            #expect(person.value(forKey: "firstName") as? String == "Fiona")
+            #expect(person.value(forKey: "lastName") as? String == "Jones")
+            #expect(person.value(forKey: "fullName") as? String == "Fiona Smith")
+            #expect(person.hasChanges)
+        }
+    }
+
+    @Test func refreshAllObjectsTurnsUnchangedObjectsIntoFaultsAndKeepsChanges() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 3)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)]
+            let volumes = try context.fetch(request)
+            for volume in volumes { _ = volume.value(forKey: "title") }
+            volumes[0].setValue("changed", forKey: "title")
+            context.refreshAllObjects()
+            #expect(!volumes[0].isFault)
+            #expect(volumes[0].value(forKey: "title") as? String == "changed")
+            #expect(volumes[1].isFault)
+            #expect(volumes[1].value(forKey: "title") as? String == "volume 0-1")
+            try context.save()
+        }
+        #expect(
+            try RawSQLite.query(url, "SELECT ZTITLE, Z_OPT FROM ZFAULTVOLUME ORDER BY ZNUMBER").first == [
+                .text("changed"), .integer(2),
+            ])
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import OpenCoreDataShim
+import Testing
+
+/// Two coordinators (as two processes would) on one SQLite file: a save over changes saved by the other fails with
+/// a merge error and writes nothing; no update is lost.
+@Suite struct SQLiteOptimisticLockingTests {
+    /// Two contexts on two coordinators of one store, each holding the object named "Ada".
+    struct Pair {
+        let url: URL
+        let first: NSManagedObjectContext
+        let second: NSManagedObjectContext
+        let coordinators: [NSPersistentStoreCoordinator]
+    }
+
+    func pair(_ directory: SQLiteTestDirectory) throws -> Pair {
+        let url = directory.store()
+        let model = SQLiteSampleModel.make()
+        let one = try SQLiteStack.coordinator(model, at: url)
+        let two = try SQLiteStack.coordinator(model, at: url)
+        let first = SQLiteStack.context(one)
+        try first.performAndWait {
+            for name in ["Ada", "Bob"] {
+                let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: first)
+                owner.setValue(name, forKey: "name")
+            }
+            try first.save()
+        }
+        return Pair(url: url, first: first, second: SQLiteStack.context(two), coordinators: [one, two])
+    }
+
+    func owner(_ name: String, in context: NSManagedObjectContext) throws -> NSManagedObject {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Owner")
+        request.predicate = NSPredicate(format: "name == %@", name)
+        return try #require(try context.fetch(request).first)
+    }
+
+    @Test func aSaveOverAnotherCoordinatorsSaveFailsWithAMergeErrorAndWritesNothing() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try second.performAndWait {
+            let ada = try owner("Ada", in: second)
+            let bob = try owner("Bob", in: second)
+            _ = ada.value(forKey: "name")
+            _ = bob.value(forKey: "name")
+            return (ada, bob)
+        }
+        try first.performAndWait {
+            try owner("Ada", in: first).setValue("Ada (first)", forKey: "name")
+            try first.save()
+        }
+        let error = second.performAndWait { () -> NSError? in
+            theirs.0.setValue("Ada (second)", forKey: "name")
+            theirs.1.setValue("Bob (second)", forKey: "name")
+            do {
+                try second.save()
+                return nil
+            } catch {
+                return error as NSError
+            }
+        }
+        let failure = try #require(error)
+        #expect(failure.domain == NSCocoaErrorDomain)
+        #expect(failure.code == NSManagedObjectMergeError)
+        let conflicts = try #require(failure.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict])
+        #expect(conflicts.count == 1)
+        let conflict = try #require(conflicts.first)
+        second.performAndWait {
+            #expect(conflict.sourceObject === theirs.0)
+        }
+        #expect(conflict.oldVersionNumber == 1)
+        #expect(conflict.newVersionNumber == 2)
+        #expect(conflict.persistedSnapshot?["name"] as? String == "Ada (first)")
+
+        // Nothing of the failed save was written: not even Bob, who had no conflict.
+        let rows = try RawSQLite.query(stores.url, "SELECT ZNAME, Z_OPT FROM ZOWNER ORDER BY ZNAME")
+        #expect(rows == [[.text("Ada (first)"), .integer(2)], [.text("Bob"), .integer(1)]])
+
+        // After a refresh the second context sees the first's change and saves over it.
+        try second.performAndWait {
+            second.refresh(theirs.0, mergeChanges: false)
+            #expect(theirs.0.value(forKey: "name") as? String == "Ada (first)")
+            theirs.0.setValue("Ada (second)", forKey: "name")
+            try second.save()
+        }
+        let after = try RawSQLite.query(stores.url, "SELECT ZNAME, Z_OPT FROM ZOWNER ORDER BY ZNAME")
+        #expect(after == [[.text("Ada (second)"), .integer(3)], [.text("Bob (second)"), .integer(2)]])
+    }
+
+    @Test func updatingAnObjectDeletedByAnotherCoordinatorConflicts() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try second.performAndWait {
+            let ada = try owner("Ada", in: second)
+            _ = ada.value(forKey: "name")
+            return ada
+        }
+        try first.performAndWait {
+            first.delete(try owner("Ada", in: first))
+            try first.save()
+        }
+        let error = second.performAndWait { () -> NSError? in
+            theirs.setValue("renamed", forKey: "name")
+            do {
+                try second.save()
+                return nil
+            } catch {
+                return error as NSError
+            }
+        }
+        #expect(error?.code == NSManagedObjectMergeError)
+        let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
+        #expect(conflicts?.first?.newVersionNumber == 0)
+        #expect(conflicts?.first?.persistedSnapshot == nil)
+        #expect(try RawSQLite.query(stores.url, "SELECT ZNAME FROM ZOWNER") == [[.text("Bob")]])
+    }
+
+    @Test func aMergePolicyResolvesTheConflictWithoutLosingTheOtherSave() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try second.performAndWait {
+            let ada = try owner("Ada", in: second)
+            _ = ada.value(forKey: "name")
+            return ada
+        }
+        try first.performAndWait {
+            let profile = NSEntityDescription.insertNewObject(forEntityName: "Profile", into: first)
+            profile.setValue("first's profile", forKey: "bio")
+            try owner("Ada", in: first).setValue(profile, forKey: "profile")
+            try first.save()
+        }
+        try second.performAndWait {
+            second.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+            theirs.setValue("Ada (second)", forKey: "name")
+            try second.save()
+        }
+        // The second context's name, and the first context's profile: neither update was lost.
+        let rows = try RawSQLite.query(
+            stores.url, "SELECT o.ZNAME, p.ZBIO, o.Z_OPT FROM ZOWNER o JOIN ZPROFILE p ON p.Z_PK = o.ZPROFILE")
+        #expect(rows == [[.text("Ada (second)"), .text("first's profile"), .integer(3)]])
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import OpenCoreDataShim
+
+#if canImport(CoreData)
+import SQLite3
+#else
+import CSQLite
+#endif
+
+/// A fresh temporary directory for one test, deleted with the object.
+final class SQLiteTestDirectory {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "OpenCoreDataSQLiteTests-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// A store URL in the directory.
+    func store(_ name: String = "Store.sqlite") -> URL {
+        url.appendingPathComponent(name)
+    }
+
+    /// Copies a corpus store (with its `-wal` and `-shm`, if any) into the directory, writable, and returns the copy.
+    func copyCorpusStore(_ relativePath: String) throws -> URL {
+        let source = SQLiteCorpus.root.appendingPathComponent(relativePath)
+        let destination = url.appendingPathComponent(source.lastPathComponent)
+        for suffix in ["", "-wal", "-shm"] {
+            let from = URL(fileURLWithPath: source.path + suffix)
+            let to = URL(fileURLWithPath: destination.path + suffix)
+            guard FileManager.default.fileExists(atPath: from.path) else { continue }
+            try FileManager.default.copyItem(at: from, to: to)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: to.path)
+        }
+        return destination
+    }
+}
+
+/// Where the corpus of stores written by Apple's Core Data lives.
+enum SQLiteCorpus {
+    static var root: URL {
+        if let path = ProcessInfo.processInfo.environment["OPENCOREDATA_CORPUS"] {
+            return URL(fileURLWithPath: path)
+        }
+        // Tests/OpenCoreDataTests/Support/ → the repository → its sibling `shared/corpus`.
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }
+        let beside = url.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+        if FileManager.default.fileExists(atPath: beside.path) { return beside }
+        return URL(fileURLWithPath: "/work/shared/corpus")
+    }
+
+    static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent("stores").path) }
+}
+
+/// Test helpers for the SQLite store.
+enum SQLiteStack {
+    /// A coordinator for `model` with the SQLite store at `url` added.
+    static func coordinator(
+        _ model: NSManagedObjectModel, at url: URL, options: [AnyHashable: Any]? = nil
+    ) throws -> NSPersistentStoreCoordinator {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        return coordinator
+    }
+
+    /// A private-queue context on `coordinator`, used with `performAndWait`.
+    static func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    /// Removes every store from `coordinator`, closing the files.
+    static func close(_ coordinator: NSPersistentStoreCoordinator) throws {
+        for store in coordinator.persistentStores { try coordinator.remove(store) }
+    }
+}
+
+/// Reads a SQLite file directly through the C API, to check what the store wrote against what `sqlite3` shows.
+enum RawSQLite {
+    enum Value: Equatable, CustomStringConvertible {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case blob([UInt8])
+
+        var description: String {
+            switch self {
+            case .null: return "NULL"
+            case .integer(let value): return "\(value)"
+            case .real(let value): return "\(value)"
+            case .text(let value): return "'\(value)'"
+            case .blob(let value): return "x'\(value.map { String(format: "%02X", $0) }.joined())'"
+            }
+        }
+
+        var integer: Int64? {
+            if case .integer(let value) = self { return value }
+            return nil
+        }
+
+        var text: String? {
+            if case .text(let value) = self { return value }
+            return nil
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The rows of `sql` in the database at `url`, opened read-only.
+    static func query(_ url: URL, _ sql: String) throws -> [[Value]] {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else {
+            throw Failure(description: "cannot open \(url.path)")
+        }
+        defer { sqlite3_close_v2(handle) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+        defer { sqlite3_finalize(statement) }
+        var rows: [[Value]] = []
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else { throw Failure(description: String(cString: sqlite3_errmsg(handle))) }
+            var row: [Value] = []
+            for column in 0..<sqlite3_column_count(statement) {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, column)))
+                case SQLITE_FLOAT: row.append(.real(sqlite3_column_double(statement, column)))
+                case SQLITE_TEXT: row.append(.text(String(cString: sqlite3_column_text(statement, column))))
+                case SQLITE_BLOB:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    let bytes = sqlite3_column_blob(statement, column)
+                    row.append(.blob(bytes.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []))
+                default: row.append(.null)
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    /// The rows of `table` by primary key, each as its columns by name.
+    static func rowsByKey(_ url: URL, table: String) throws -> [Int64: [String: Value]] {
+        let names = try query(url, "PRAGMA table_info(\(table))").compactMap { $0[1].text }
+        var rows: [Int64: [String: Value]] = [:]
+        for row in try query(url, "SELECT \(names.joined(separator: ", ")) FROM \(table)") {
+            var byName: [String: Value] = [:]
+            for (name, value) in zip(names, row) { byName[name] = value }
+            if let key = byName["Z_PK"]?.integer { rows[key] = byName }
+        }
+        return rows
+    }
+
+    /// Runs SQL that changes the database (to simulate another program, or damage).
+    static func execute(_ url: URL, _ sql: String) throws {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK,
+            let handle
+        else {
+            throw Failure(description: "cannot open \(url.path)")
+        }
+        defer { sqlite3_close_v2(handle) }
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+    }
+
+    /// The schema's CREATE statements (tables, indexes, triggers), normalised: one space between tokens, no space
+    /// inside parentheses, no trailing semicolon.
+    static func schema(_ url: URL, excluding: Set<String> = []) throws -> Set<String> {
+        let rows = try query(url, "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL")
+        return Set(
+            rows.compactMap { row -> String? in
+                guard let name = row[0].text, !excluding.contains(name), let sql = row[1].text else { return nil }
+                return normalize(sql)
+            })
+    }
+
+    static func normalize(_ sql: String) -> String {
+        var text = sql.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasSuffix(";") { text.removeLast() }
+        text = text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).joined(separator: " ")
+        text = text.replacingOccurrences(of: "( ", with: "(").replacingOccurrences(of: " )", with: ")")
+        return text
+    }
+
+    /// The CREATE statements listed in a corpus `.schema.txt` file, normalised like `schema(_:)`.
+    static func corpusSchema(_ url: URL, excluding: Set<String> = []) throws -> Set<String> {
+        let text = try String(contentsOf: url, encoding: .utf8)
+        var statements = Set<String>()
+        for line in text.split(separator: "\n") where line.hasPrefix("CREATE ") {
+            let statement = normalize(String(line))
+            let words = statement.split(separator: " ")
+            // CREATE TABLE name / CREATE INDEX name / CREATE UNIQUE INDEX name / CREATE TRIGGER name
+            let name = words.count > 3 && words[1] == "UNIQUE" ? String(words[3]) : String(words[2])
+            if !excluding.contains(name) { statements.insert(statement) }
+        }
+        return statements
+    }
+}
