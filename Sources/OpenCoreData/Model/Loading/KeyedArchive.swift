@@ -166,7 +166,10 @@ struct KeyedArchive {
 
     /// An archived `NSDecimalNumber`: a little-endian mantissa of up to 128 bits, a power of ten and a sign.
     private func decimal(_ object: Object) -> NSDecimalNumber? {
-        guard case .data(let mantissa)? = object["NS.mantissa"], let exponent = object["NS.exponent"]?.integer
+        // Foundation's Decimal holds at most 128 bits of mantissa and an 8-bit exponent; anything larger in a
+        // damaged file would trap when converted, so it is refused.
+        guard case .data(let mantissa)? = object["NS.mantissa"], mantissa.count <= 16,
+            let exponent = object["NS.exponent"]?.integer, (-128...127).contains(exponent)
         else { return nil }
         let negative = object["NS.negative"]?.bool ?? false
         var significand = Decimal(0)
