@@ -41,6 +41,40 @@ enum SQLiteCorpusModels {
         let makeModel: @Sendable () -> NSManagedObjectModel
 
         var testDescription: String { name }
+
+        /// The model the store was written with, as Apple's framework would find it: the model the store caches
+        /// (`Z_MODELCACHE`), or else the version of the Xcode model beside it whose version hashes the store records.
+        func storeModel() throws -> NSManagedObjectModel {
+            try SQLiteCorpusModels.storeModel(for: store)
+        }
+    }
+
+    static func storeModel(for store: String) throws -> NSManagedObjectModel {
+        let storeURL = SQLiteCorpus.root.appendingPathComponent(store)
+        let cache = storeURL.deletingPathExtension().appendingPathExtension("modelcache.bplist")
+        if FileManager.default.fileExists(atPath: cache.path) {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("corpus-model-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let mom = directory.appendingPathComponent("Cached.mom")
+            try FileManager.default.copyItem(at: cache, to: mom)
+            return try NSManagedObjectModel(validatingContentsOf: mom)
+        }
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType, at: storeURL, options: [NSReadOnlyPersistentStoreOption: true])
+        var folder = storeURL.deletingLastPathComponent()
+        while folder.path.count > SQLiteCorpus.root.path.count {
+            let bundles = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
+                .filter { $0.hasSuffix(".xcdatamodeld") }
+            for bundle in bundles {
+                for version in try NSManagedObjectModel.versionsOfModel(at: folder.appendingPathComponent(bundle))
+                where version.model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) {
+                    return version.model
+                }
+            }
+            folder.deleteLastPathComponent()
+        }
+        throw NSError(domain: "SQLiteCorpusModels", code: 1, userInfo: [NSLocalizedDescriptionKey: "no model for \(store)"])
     }
 
     static let historyTables: Set<String> = [

@@ -70,6 +70,14 @@ struct CompiledModelReader {
         }
         try LoadedModelChecks.checkEntities(entities.map { ($0._name ?? "", $0._superentityName) }, url: url)
         model.entities = entities
+        // A model cache (`Z_MODELCACHE`) archives each subentity with copies of its inherited properties that name
+        // the subentity as their owner; the superentity's declaration is the one that counts.
+        for entity in entities {
+            guard let parent = entity._superentity else { continue }
+            let inherited = parent._caches.propertiesByName
+            let own = entity._ownProperties.filter { inherited[$0._name] == nil }
+            if own.count != entity._ownProperties.count { entity.properties = own }
+        }
         try LoadedModelChecks.checkDestinations(of: model, url: url)
         let byName = model.entitiesByName
         for entry in try archive.entries(root["NSConfigurations"]) {

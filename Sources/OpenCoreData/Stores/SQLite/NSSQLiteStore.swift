@@ -135,7 +135,6 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 _identifier = UUID().uuidString
                 var metadata = _metadataRecordingModel(model)
                 metadata["_NSAutoVacuumLevel"] = "2"
-                metadata[Self.hashesMarkerKey] = metadata[NSStoreModelVersionHashesKey]
                 let plist = try SQLiteStoreMetadata.encode(metadata)
                 for statement in mapping.createStatements {
                     try connection.execute(statement)
@@ -165,21 +164,23 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// The metadata key under which this store records the version hashes it computed itself. While
-    /// `NSStoreModelVersionHashes` equals it, the hashes are this release's and are checked strictly; hashes written
-    /// by Apple's framework (which this release does not compute yet) are checked by structure instead.
-    static let hashesMarkerKey = "_OpenCoreDataStoreModelVersionHashes"
-
-    /// Whether `metadata`'s version hashes were computed by this release.
-    static func _hashesAreOurs(_ metadata: [String: Any]) -> Bool {
-        guard let ours = metadata[hashesMarkerKey] as? [String: Any],
-            let current = metadata[NSStoreModelVersionHashesKey] as? [String: Any]
-        else { return false }
-        return NSDictionary(dictionary: ours).isEqual(to: current)
+    /// Which entities' version hashes differ between the model and the store, for the error message.
+    static func _hashDifference(model: NSManagedObjectModel, configuration: String?, metadata: [String: Any]) -> String
+    {
+        let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
+        let entities = model.entities(forConfigurationName: configuration) ?? []
+        var differing = entities.compactMap { entity -> String? in
+            guard let name = entity.name else { return nil }
+            let hash = (stored[name] as? Data) ?? (stored[name] as? NSData).map { Data(referencing: $0) }
+            return hash == entity.versionHash ? nil : name
+        }
+        let names = Set(entities.compactMap(\.name))
+        differing += stored.keys.filter { !names.contains($0) }.sorted()
+        return "the version hashes of \(differing.isEmpty ? "the model" : differing.joined(separator: ", ")) differ"
     }
 
-    /// Checks the store against the model: by version hashes, or — for stores whose hashes were computed by
-    /// Apple's framework — by structure. An incompatible store is closed untouched.
+    /// Checks the store against the model by version hashes, as Apple's framework does. An incompatible store is
+    /// closed untouched.
     override func _checkCompatibility(with model: NSManagedObjectModel, configuration: String?) throws {
         guard let connection = _connection, let url = _url else {
             throw coreDataError(NSPersistentStoreOpenError, "The SQLite store was not opened")
@@ -188,25 +189,19 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         if !_createdStore, let metadata = _metadata,
             !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata)
         {
-            let problem: String?
-            do {
-                problem =
-                    Self._hashesAreOurs(metadata)
-                    ? "the entity version hashes differ" : try mapping.structuralMismatch(in: connection)
-            } catch {
-                _close()
-                throw Self._coreDataError(error, url: url, action: "opening")
-            }
-            if let problem {
-                _close()
-                throw coreDataError(
-                    NSPersistentStoreIncompatibleVersionHashError,
-                    """
-                    The model used to open the store is incompatible with the one used to create the store at \
-                    \(url.path): \(problem). Migrate the store or open it with its own model
-                    """,
-                    userInfo: ["metadata": metadata, NSURLErrorKey: url])
-            }
+            // The hashes are Apple's own, so a mismatch means the models differ, as Apple's framework decides; the
+            // structure is read only to say how.
+            let structural = (try? mapping.structuralMismatch(in: connection)) ?? nil
+            let problem =
+                structural ?? Self._hashDifference(model: model, configuration: configuration, metadata: metadata)
+            _close()
+            throw coreDataError(
+                NSPersistentStoreIncompatibleVersionHashError,
+                """
+                The model used to open the store is incompatible with the one used to create the store at \
+                \(url.path): \(problem). Migrate the store or open it with its own model
+                """,
+                userInfo: ["metadata": metadata, NSURLErrorKey: url])
         }
         _mapping = mapping
         do {

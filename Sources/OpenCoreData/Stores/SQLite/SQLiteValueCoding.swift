@@ -144,6 +144,8 @@ enum SQLiteValueCoding {
     }
 
     static func encodeTransformable(_ value: Any, attribute: NSAttributeDescription) throws -> Data {
+        // Bytes that could not be decoded when read (see `decodeTransformable`) go back as they came.
+        if let data = value as? Data, _decoded(data, attribute: attribute) == nil { return data }
         guard let (transformer, unarchives) = transformer(for: attribute) else {
             throw coreDataError(
                 NSPersistentStoreSaveError,
@@ -164,7 +166,14 @@ enum SQLiteValueCoding {
             """)
     }
 
+    /// The value of stored bytes. Bytes that the attribute's transformer cannot decode (it is not registered, or
+    /// the archive names classes this platform cannot unarchive) read as the bytes themselves, so that nothing
+    /// stored is lost and saving writes them back unchanged.
     static func decodeTransformable(_ data: Data, attribute: NSAttributeDescription) -> Any? {
+        _decoded(data, attribute: attribute) ?? data
+    }
+
+    private static func _decoded(_ data: Data, attribute: NSAttributeDescription) -> Any? {
         guard let (transformer, unarchives) = transformer(for: attribute) else { return nil }
         let value = unarchives ? transformer.transformedValue(data) : transformer.reverseTransformedValue(data)
         return PredicateValueComparison.unwrap(value)
