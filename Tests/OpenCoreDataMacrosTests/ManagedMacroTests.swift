@@ -50,7 +50,9 @@ final class ManagedMacroTests: XCTestCase {
         assertMacroExpansion(
             "@Managed let age: Int16",
             expandedSource: "let age: Int16",
-            diagnostics: [DiagnosticSpec(message: "@Managed applies to a `var`, as @NSManaged does", line: 1, column: 1)],
+            diagnostics: [
+                DiagnosticSpec(message: "@Managed applies to a `var`, as @NSManaged does", line: 1, column: 1)
+            ],
             macros: macros
         )
     }

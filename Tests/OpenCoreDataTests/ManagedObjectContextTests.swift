@@ -3,7 +3,9 @@ import Testing
 
 @Suite struct ManagedObjectContextTests {
     /// Inserts a company with the given employees and saves.
-    static func seed(_ context: NSManagedObjectContext, company name: String = "Acme", employees: [String]) throws -> Company {
+    static func seed(_ context: NSManagedObjectContext, company name: String = "Acme", employees: [String]) throws
+        -> Company
+    {
         let company = Company(context: context)
         company.name = name
         company.inn = "inn-\(name)"

@@ -143,9 +143,10 @@ import Glibc
             #expect(company.isInserted, "the child's save is the parent's unsaved change")
             #expect(company.name == "Child Co")
             #expect(company.employees.count == 1)
-            #expect(try container.newBackgroundContext().performAndWait {
-                try NSFetchRequest<Company>(entityName: "Company").execute()
-            }.isEmpty)
+            #expect(
+                try container.newBackgroundContext().performAndWait {
+                    try NSFetchRequest<Company>(entityName: "Company").execute()
+                }.isEmpty)
             try parent.save()
         }
         let fresh = container.newBackgroundContext()

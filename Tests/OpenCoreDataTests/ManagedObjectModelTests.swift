@@ -130,8 +130,9 @@ import Testing
         copy.entitiesByName["Company"]?.name = "Firm"
         #expect(copy.entitiesByName["Firm"] != nil)
         #expect(model.entitiesByName["Company"] != nil)
-        let attributeCopy = try #require(model.entitiesByName["Employee"]?.attributesByName["firstName"]?.copy()
-            as? NSAttributeDescription)
+        let attributeCopy = try #require(
+            model.entitiesByName["Employee"]?.attributesByName["firstName"]?.copy()
+                as? NSAttributeDescription)
         #expect(attributeCopy.name == "firstName")
         #expect(attributeCopy.attributeType == .stringAttributeType)
     }

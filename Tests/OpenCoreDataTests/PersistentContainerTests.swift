@@ -53,7 +53,8 @@ import Testing
         #expect(coordinator.persistentStores.isEmpty)
         #expect(throws: NSError.self) { try coordinator.remove(store) }
         #expect(throws: NSError.self) {
-            try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: "Nope", at: nil, options: nil)
+            try coordinator.addPersistentStore(
+                ofType: NSInMemoryStoreType, configurationName: "Nope", at: nil, options: nil)
         }
     }
 

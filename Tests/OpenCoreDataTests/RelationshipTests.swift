@@ -76,8 +76,11 @@ import Testing
             let ordered = playlist.mutableOrderedSetValue(forKey: "songs")
             ordered.addObjects(from: songs)
             ordered.moveObjects(at: IndexSet(integer: 2), to: 0)
-            let names = { (playlist.value(forKey: "songs") as? NSOrderedSet)?.array.compactMap {
-                ($0 as? NSManagedObject)?.value(forKey: "name") as? String } }
+            let names = {
+                (playlist.value(forKey: "songs") as? NSOrderedSet)?.array.compactMap {
+                    ($0 as? NSManagedObject)?.value(forKey: "name") as? String
+                }
+            }
             #expect(names() == ["c", "a", "b"])
             #expect(ordered.array.count == 3)
             ordered.removeObject(at: 1)

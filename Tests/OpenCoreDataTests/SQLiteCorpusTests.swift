@@ -150,7 +150,8 @@ struct SQLiteCorpusTests {
             try RawSQLite.query(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 4").first?[0].integer)
 
         let coordinator = try SQLiteStack.coordinator(
-            try SQLiteCorpusModels.storeModel(for: "stores/alemar11__CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V1.sqlite"),
+            try SQLiteCorpusModels.storeModel(
+                for: "stores/alemar11__CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V1.sqlite"),
             at: url)
         let context = SQLiteStack.context(coordinator)
         try context.performAndWait {

@@ -11,9 +11,11 @@ import Testing
             [NSPredicate(format: "length >= 2"), NSPredicate(format: "length <= 8")],
             withValidationWarnings: ["\(NSValidationStringTooShortError)", "\(NSValidationStringTooLongError)"])
         let code = CompanyModel.attribute("code", .stringAttributeType)
-        code.setValidationPredicates([NSPredicate(format: "SELF MATCHES '[A-Z]{3}'")], withValidationWarnings: ["Use three capitals"])
+        code.setValidationPredicates(
+            [NSPredicate(format: "SELF MATCHES '[A-Z]{3}'")], withValidationWarnings: ["Use three capitals"])
         let balance = CompanyModel.attribute("balance", .integer32AttributeType)
-        balance.setValidationPredicates([NSPredicate(format: "SELF >= 0")], withValidationWarnings: ["\(NSValidationNumberTooSmallError)"])
+        balance.setValidationPredicates(
+            [NSPredicate(format: "SELF >= 0")], withValidationWarnings: ["\(NSValidationNumberTooSmallError)"])
         let owners = NSRelationshipDescription()
         owners.name = "owners"
         owners.destinationEntity = entity
@@ -48,7 +50,9 @@ import Testing
             let error = #expect(throws: NSError.self) { try context.save() }
             #expect(error?.code == NSValidationMultipleErrorsError)
             let details = error?.userInfo[NSDetailedErrorsKey] as? [NSError] ?? []
-            let byKey = Dictionary(details.map { ($0.userInfo[NSValidationKeyErrorKey] as? String ?? "", $0) }) { a, _ in a }
+            let byKey = Dictionary(details.map { ($0.userInfo[NSValidationKeyErrorKey] as? String ?? "", $0) }) {
+                a, _ in a
+            }
             #expect(byKey["name"]?.code == NSValidationStringTooShortError)
             #expect(byKey["code"]?.code == NSManagedObjectValidationError)
             #expect(byKey["code"]?.localizedDescription == "Use three capitals")
@@ -68,7 +72,9 @@ import Testing
             #expect(good.isInserted, "the context keeps its changes")
             let other = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             other.persistentStoreCoordinator = context.persistentStoreCoordinator
-            let stored = try other.performAndWait { try other.count(for: NSFetchRequest<Account>(entityName: "Account")) }
+            let stored = try other.performAndWait {
+                try other.count(for: NSFetchRequest<Account>(entityName: "Account"))
+            }
             #expect(stored == 0)
         }
     }

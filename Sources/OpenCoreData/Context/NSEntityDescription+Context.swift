@@ -1,6 +1,7 @@
 extension NSEntityDescription {
     /// The entity named `entityName` in the model of `context`'s coordinator.
-    public class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription?
+    public class func entity(forEntityName entityName: String, in context: NSManagedObjectContext)
+        -> NSEntityDescription?
     {
         context._model.entitiesByName[entityName]
     }

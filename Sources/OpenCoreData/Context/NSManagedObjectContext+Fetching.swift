@@ -32,7 +32,8 @@ extension NSManagedObjectContext {
     /// Resolves the request's entity against the context's model.
     func _resolveEntity(_ request: NSFetchRequest<NSFetchRequestResult>) -> NSEntityDescription {
         if let entity = request._entity {
-            if let name = entity._name, let own = _model.entitiesByName[name], own !== entity, entity._model !== _model {
+            if let name = entity._name, let own = _model.entitiesByName[name], own !== entity, entity._model !== _model
+            {
                 return own
             }
             return entity
@@ -68,7 +69,8 @@ extension NSManagedObjectContext {
         if original.includesPendingChanges, _hasEventChanges || !_pendingDeletes.isEmpty {
             processPendingChanges()
         }
-        let pending = request.includesPendingChanges
+        let pending =
+            request.includesPendingChanges
             && _hasPendingChanges(for: entity, includingSubentities: request.includesSubentities)
 
         // The store fetches objects; the context folds in its changes and applies limits afterwards if it must.
@@ -223,7 +225,9 @@ extension NSManagedObjectContext {
     }
 
     /// Dictionary results: the requested properties of each object.
-    func _dictionaries(of objects: [NSManagedObject], request: NSFetchRequest<NSFetchRequestResult>) -> [NSFetchRequestResult] {
+    func _dictionaries(of objects: [NSManagedObject], request: NSFetchRequest<NSFetchRequestResult>)
+        -> [NSFetchRequestResult]
+    {
         let names: [String]
         if let properties = request.propertiesToFetch {
             names = properties.compactMap { property in
@@ -232,12 +236,13 @@ extension NSManagedObjectContext {
                 return nil
             }
         } else {
-            names = request.entity.map { entity in
-                entity._caches.slots.filter { slot in
-                    if case .attribute = slot.kind { return slot.isPersistent }
-                    return false
-                }.map(\.name)
-            } ?? []
+            names =
+                request.entity.map { entity in
+                    entity._caches.slots.filter { slot in
+                        if case .attribute = slot.kind { return slot.isPersistent }
+                        return false
+                    }.map(\.name)
+                } ?? []
         }
         var rows: [NSDictionary] = []
         var seen = Set<NSDictionary>()

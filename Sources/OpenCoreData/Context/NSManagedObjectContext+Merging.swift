@@ -18,7 +18,8 @@ extension NSManagedObjectContext {
     }
 
     /// Merges changes described by object IDs or their URIs (from another process, say) into `contexts`.
-    public class func mergeChanges(fromRemoteContextSave changeNotificationData: [AnyHashable: Any],
+    public class func mergeChanges(
+        fromRemoteContextSave changeNotificationData: [AnyHashable: Any],
         into contexts: [NSManagedObjectContext]
     ) {
         for context in contexts {
@@ -27,7 +28,8 @@ extension NSManagedObjectContext {
                 func ids(_ keys: [String]) -> [NSManagedObjectID] {
                     keys.flatMap { key -> [NSManagedObjectID] in
                         let value = changeNotificationData[key] ?? changeNotificationData[AnyHashable(key as NSString)]
-                        return _objectIDs(value) + _uris(value).compactMap { coordinator?.managedObjectID(forURIRepresentation: $0) }
+                        return _objectIDs(value)
+                            + _uris(value).compactMap { coordinator?.managedObjectID(forURIRepresentation: $0) }
                     }
                 }
                 context._mergeSaved(
@@ -110,7 +112,8 @@ extension NSManagedObjectContext {
         if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = Set(refreshed) }
         if !removed.isEmpty { info[NSDeletedObjectsKey] = Set(removed) }
         _eventRefreshed = [:]
-        NotificationCenter.default.post(name: NSManagedObjectContext.didChangeObjectsNotification, object: self, userInfo: info)
+        NotificationCenter.default.post(
+            name: NSManagedObjectContext.didChangeObjectsNotification, object: self, userInfo: info)
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self,
             userInfo: [

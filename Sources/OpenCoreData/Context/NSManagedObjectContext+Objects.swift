@@ -53,7 +53,9 @@ extension NSManagedObjectContext {
 
     /// Called from an object's `deinit`: it is no longer registered.
     func _objectWillGoAway(_ object: NSManagedObject) {
-        if let registered = _registry[object._objectID], registered.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
+        if let registered = _registry[object._objectID],
+            registered.toOpaque() == Unmanaged.passUnretained(object).toOpaque()
+        {
             _registry[object._objectID] = nil
         }
     }
@@ -180,7 +182,8 @@ extension NSManagedObjectContext {
         }
         if object._context === self { return }
         precondition(
-            _model._entities.contains { $0 === object._entity } || _model.entitiesByName[object._entity._name ?? ""] != nil,
+            _model._entities.contains { $0 === object._entity }
+                || _model.entitiesByName[object._entity._name ?? ""] != nil,
             "The entity '\(object._entity._name ?? "")' is not part of the context's model")
         object._context = self
         object._flags.insert(.inserted)

@@ -45,7 +45,8 @@ extension NSManagedObjectContext: ObjectStoreParent {
     }
 
     func _destinationIDs(
-        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID, for context: NSManagedObjectContext
+        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
+        for context: NSManagedObjectContext
     ) throws -> [NSManagedObjectID] {
         _asParent {
             let object = _registry[objectID]?.takeUnretainedValue() ?? self.object(with: objectID)
@@ -93,7 +94,8 @@ extension NSManagedObjectContext: ObjectStoreParent {
             }
             for change in changes.inserted + changes.updated {
                 let object = resolve(change.objectID)
-                let slots = changes.inserted.contains(where: { $0.objectID == change.objectID })
+                let slots =
+                    changes.inserted.contains(where: { $0.objectID == change.objectID })
                     ? Array(object._layout.slots.indices) : change.changedSlots.elements
                 for slot in slots {
                     let key = object._layout.slots[slot].name

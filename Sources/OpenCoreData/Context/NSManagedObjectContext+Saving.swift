@@ -30,7 +30,8 @@ extension NSManagedObjectContext {
         if !updated.isEmpty { info[NSUpdatedObjectsKey] = updated }
         if !deleted.isEmpty { info[NSDeletedObjectsKey] = deleted }
         if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = refreshed }
-        NotificationCenter.default.post(name: NSManagedObjectContext.didChangeObjectsNotification, object: self, userInfo: info)
+        NotificationCenter.default.post(
+            name: NSManagedObjectContext.didChangeObjectsNotification, object: self, userInfo: info)
     }
 
     /// Applies the delete rules of objects deleted since the last time: nullify inverses, cascade deletions.
@@ -97,7 +98,9 @@ extension NSManagedObjectContext {
     /// are resolved by the `mergePolicy` (the default throws `NSManagedObjectMergeError`).
     public func save() throws {
         _assertOnQueue()
-        precondition(!_isSaving, "save() of context \(_debugName) was called while it was already saving (from willSave or a notification)")
+        precondition(
+            !_isSaving,
+            "save() of context \(_debugName) was called while it was already saving (from willSave or a notification)")
         guard hasChanges else { return }
         guard let parent = _parentStore else {
             throw coreDataError(
@@ -169,7 +172,8 @@ extension NSManagedObjectContext {
                             \(object._objectID) points to an object that is not in this context
                             """,
                             userInfo: [
-                                NSValidationObjectErrorKey: object, NSValidationKeyErrorKey: object._layout.slots[slot].name,
+                                NSValidationObjectErrorKey: object,
+                                NSValidationKeyErrorKey: object._layout.slots[slot].name,
                                 NSValidationValueErrorKey: destination,
                             ]))
                 }
@@ -267,7 +271,8 @@ extension NSManagedObjectContext {
         var info: [AnyHashable: Any] = [
             NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
         ]
-        NotificationCenter.default.post(name: NSManagedObjectContext.didSaveObjectsNotification, object: self, userInfo: info)
+        NotificationCenter.default.post(
+            name: NSManagedObjectContext.didSaveObjectsNotification, object: self, userInfo: info)
         info = [
             NSManagedObjectContext.NotificationKey.insertedObjectIDs.rawValue: Set(inserted.map(\._objectID)),
             NSManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue: Set(updated.map(\._objectID)),
@@ -291,7 +296,8 @@ extension NSManagedObjectContext {
             _unregister(object)
             object._context = nil
         }
-        let restored = Array(_updated.values) + Array(_deleted.values)
+        let restored =
+            Array(_updated.values) + Array(_deleted.values)
             + _pendingDeletes.filter { !$0._flags.contains(.inserted) }
         for object in restored {
             object._flags.remove(.deleted)

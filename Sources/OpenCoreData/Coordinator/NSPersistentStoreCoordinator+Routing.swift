@@ -42,7 +42,8 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     }
 
     func _destinationIDs(
-        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID, for context: NSManagedObjectContext
+        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
+        for context: NSManagedObjectContext
     ) throws -> [NSManagedObjectID] {
         try _withLock {
             guard !objectID.isTemporaryID else { return [] }
@@ -57,8 +58,9 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             var result = objects.map(\.objectID)
             var byStore: [ObjectIdentifier: (store: NSPersistentStore, indices: [Int])] = [:]
             for (index, object) in objects.enumerated() where object._objectID.isTemporaryID {
-                guard let store = _stores(for: object._entity).first(where: { !$0.isReadOnly })
-                    ?? _stores(for: object._entity).first
+                guard
+                    let store = _stores(for: object._entity).first(where: { !$0.isReadOnly })
+                        ?? _stores(for: object._entity).first
                 else {
                     throw coreDataError(
                         NSPersistentStoreSaveError,
@@ -96,7 +98,8 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             for change in changes.updated { byStore[try group(change.objectID)]!.changes.updated.append(change) }
             for change in changes.deleted { byStore[try group(change.objectID)]!.changes.deleted.append(change) }
             var result = StoreSaveResult()
-            for (_, entry) in byStore.sorted(by: { $0.value.store._url?.path ?? "" < $1.value.store._url?.path ?? "" }) {
+            for (_, entry) in byStore.sorted(by: { $0.value.store._url?.path ?? "" < $1.value.store._url?.path ?? "" })
+            {
                 let stored = try _backend(of: entry.store).save(entry.changes)
                 result.versions.merge(stored.versions) { $1 }
             }

@@ -57,7 +57,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             return
         }
         guard let persistentStoreClass = storeClass as? NSPersistentStore.Type else {
-            preconditionFailure("registerStoreClass(_:forStoreType:): \(storeClass) is not a subclass of NSPersistentStore")
+            preconditionFailure(
+                "registerStoreClass(_:forStoreType:): \(storeClass) is not a subclass of NSPersistentStore")
         }
         registeredTypes.withLock { $0[storeType] = persistentStoreClass }
     }

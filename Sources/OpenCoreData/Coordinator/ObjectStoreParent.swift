@@ -10,7 +10,8 @@ protocol ObjectStoreParent: AnyObject {
     func _row(for objectID: NSManagedObjectID, for context: NSManagedObjectContext) throws -> StoreRow?
     /// The destinations of a to-many relationship of one object.
     func _destinationIDs(
-        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID, for context: NSManagedObjectContext
+        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
+        for context: NSManagedObjectContext
     ) throws -> [NSManagedObjectID]
     /// Permanent IDs for objects about to be saved.
     func _permanentIDs(for objects: [NSManagedObject], for context: NSManagedObjectContext) throws

@@ -125,7 +125,8 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Send
     open func execute() throws -> [ResultType] {
         guard let context = NSManagedObjectContext._current else {
             preconditionFailure(
-                "NSFetchRequest.execute() must be called inside a managed object context's perform or performAndWait block")
+                "NSFetchRequest.execute() must be called inside a managed object context's perform or performAndWait block"
+            )
         }
         return try context.fetch(self)
     }
@@ -167,7 +168,9 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Send
     }
 
     open override var description: String {
-        var parts = ["<NSFetchRequest: \(Unmanaged.passUnretained(self).toOpaque())> (entity: \(entityName ?? "(null)")"]
+        var parts = [
+            "<NSFetchRequest: \(Unmanaged.passUnretained(self).toOpaque())> (entity: \(entityName ?? "(null)")"
+        ]
         parts.append("predicate: (\(predicate?.predicateFormat ?? "(null)"))")
         parts.append("sortDescriptors: (\(sortDescriptors.map { "\($0)" } ?? "(null)"))")
         parts.append("type: \(resultType.rawValue)")

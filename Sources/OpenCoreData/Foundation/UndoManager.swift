@@ -59,7 +59,8 @@ open class UndoManager: NSObject, @unchecked Sendable {
         if openGroups.isEmpty {
             guard groupsByEvent else {
                 preconditionFailure(
-                    "registerUndo(withTarget:handler:) called with no open undo group and groupsByEvent off; call beginUndoGrouping() first")
+                    "registerUndo(withTarget:handler:) called with no open undo group and groupsByEvent off; call beginUndoGrouping() first"
+                )
             }
             beginUndoGrouping()
         }

@@ -91,8 +91,9 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// Sets the validation predicates and the warning reported when each fails.
     ///
     /// - Precondition: both arrays have the same count, as Apple requires.
-    open func setValidationPredicates(_ validationPredicates: [NSPredicate]?, withValidationWarnings warnings: [String]?)
-    {
+    open func setValidationPredicates(
+        _ validationPredicates: [NSPredicate]?, withValidationWarnings warnings: [String]?
+    ) {
         _setValidationPredicates(validationPredicates ?? [], warnings: warnings ?? [])
     }
 

@@ -113,7 +113,9 @@ extension StoredValue {
             return nil
         case .dateAttributeType:
             if let date = value as? Date { return .date(date) }
-            if let date = value as? NSDate { return .date(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)) }
+            if let date = value as? NSDate {
+                return .date(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate))
+            }
             return nil
         case .binaryDataAttributeType:
             if let data = value as? Data { return .data(data) }

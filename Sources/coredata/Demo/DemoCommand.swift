@@ -14,7 +14,8 @@ struct DemoCommand: ParsableCommand {
     }
 
     @Option(help: "Where the demo keeps its objects: a SQLite file (the default) or memory.")
-    var store: StoreKind = NSPersistentStoreCoordinator.registeredStoreTypes[NSSQLiteStoreType] == nil ? .memory : .sqlite
+    var store: StoreKind =
+        NSPersistentStoreCoordinator.registeredStoreTypes[NSSQLiteStoreType] == nil ? .memory : .sqlite
 
     @Option(help: "The SQLite file to use (a temporary one by default; it is replaced if it exists).")
     var file: String?
@@ -28,8 +29,10 @@ struct DemoCommand: ParsableCommand {
             description.type = NSInMemoryStoreType
             print("Store: in memory")
         case .sqlite:
-            let url = file.map(URL.init(fileURLWithPath:))
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent("coredata-demo-\(UUID().uuidString).sqlite")
+            let url =
+                file.map(URL.init(fileURLWithPath:))
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "coredata-demo-\(UUID().uuidString).sqlite")
             try? container.persistentStoreCoordinator.destroyPersistentStore(at: url, ofType: NSSQLiteStoreType)
             description.url = url
             description.type = NSSQLiteStoreType
@@ -63,8 +66,9 @@ private struct Demo {
         let shura = employee("Shura", "Balaganov")
         company.addToEmployees(shura)
         print("   generated accessor:            \(company.name).addToEmployees(\(shura.fullName))")
-        print("   \(company.name) now has \(company.employees.count) employees; every employee points back: "
-            + "\(company.employees.allSatisfy { $0.company === company })")
+        print(
+            "   \(company.name) now has \(company.employees.count) employees; every employee points back: "
+                + "\(company.employees.allSatisfy { $0.company === company })")
         try context.save()
         print("   saved; company ID \(company.objectID.uriRepresentation().absoluteString)")
 
@@ -94,11 +98,13 @@ private struct Demo {
         print("   employees before: \(try context.count(for: employees))")
         context.delete(company)
         context.processPendingChanges()
-        print("   deleting \(company.name) also deletes: "
-            + "\(context.deletedObjects.compactMap { ($0 as? DemoEmployee)?.fullName }.sorted())")
+        print(
+            "   deleting \(company.name) also deletes: "
+                + "\(context.deletedObjects.compactMap { ($0 as? DemoEmployee)?.fullName }.sorted())")
         try context.save()
         print("   employees after saving: \(try context.count(for: employees))")
-        print("   companies after saving: \(try context.count(for: NSFetchRequest<DemoCompany>(entityName: "Company")))")
+        print(
+            "   companies after saving: \(try context.count(for: NSFetchRequest<DemoCompany>(entityName: "Company")))")
     }
 
     private func employee(_ firstName: String, _ secondName: String) -> DemoEmployee {

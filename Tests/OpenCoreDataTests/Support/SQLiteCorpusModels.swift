@@ -74,7 +74,8 @@ enum SQLiteCorpusModels {
             }
             folder.deleteLastPathComponent()
         }
-        throw NSError(domain: "SQLiteCorpusModels", code: 1, userInfo: [NSLocalizedDescriptionKey: "no model for \(store)"])
+        throw NSError(
+            domain: "SQLiteCorpusModels", code: 1, userInfo: [NSLocalizedDescriptionKey: "no model for \(store)"])
     }
 
     static let historyTables: Set<String> = [

@@ -116,7 +116,8 @@ extension NSAtomicStore: PersistentStoreBackend {
             case .toMany:
                 values[slot] = .toManyFault
             case .attribute(let type), .derived(let type):
-                values[slot] = StoredValue.attributeValue(value, type: type) ?? value.map { .boxed(AnyBox($0)) } ?? .null
+                values[slot] =
+                    StoredValue.attributeValue(value, type: type) ?? value.map { .boxed(AnyBox($0)) } ?? .null
             case .fetched:
                 break
             }
