@@ -78,7 +78,9 @@ struct ArchivedPredicateDecoder {
     ]
 
     private func expressionFormat(_ object: KeyedArchive.Object, arguments: inout [Any]) throws -> String {
-        let type = object["NSExpressionType"]?.integer ?? -1
+        var type = object["NSExpressionType"]?.integer ?? -1
+        // Apple's parser types a key path on another expression (`$FETCH_SOURCE.name`) as the function it is.
+        if object.className == "NSKeyPathExpression" { type = 3 }
         switch type {
         case 0:
             if let className = try archive.string(object["NSConstantValueClassName"]) {
@@ -123,6 +125,14 @@ struct ArchivedPredicateDecoder {
                 throw Failure(description: "a key path specifier has no key path")
             }
             return keyPath
+        case 13:
+            guard let collection = try archive.object(object["NSExpression"]),
+                let variable = try archive.string(object["NSVariable"]),
+                let predicate = try archive.object(object["NSSubpredicate"])
+            else { throw Failure(description: "a subquery lacks its collection, variable or predicate") }
+            let source = try expressionFormat(collection, arguments: &arguments)
+            let condition = try predicateFormat(predicate, arguments: &arguments)
+            return "SUBQUERY(\(source), $\(variable), \(condition))"
         case 14:
             let parts = try archive.elements(object["NSCollection"]).map { element -> String in
                 guard let item = try archive.object(element) else { return "nil" }

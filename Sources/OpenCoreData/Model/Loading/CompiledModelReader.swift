@@ -212,7 +212,7 @@ struct CompiledModelReader {
         case "NSDerivedAttributeDescription":
             let derived = NSDerivedAttributeDescription()
             if let expression = try archive.object(object["NSDerivationExpression"]) {
-                derived._derivationExpression = try ArchivedPredicateDecoder(archive: archive).expression(expression)
+                derived._derivationExpression = try derivation(expression)
             }
             property = try attribute(object, into: derived, entity: entity, name: name)
         case "NSCompositeAttributeDescription":
@@ -316,6 +316,25 @@ struct CompiledModelReader {
         return attribute
     }
 
+    /// A derivation expression. Besides what predicate formats express, derivations call functions only stores
+    /// evaluate, such as `canonical:(title)`: such a call becomes a function expression of that name, as
+    /// `XMLModelReader.derivation(_:)` makes it.
+    private func derivation(_ object: Object) throws -> NSExpression {
+        let decoder = ArchivedPredicateDecoder(archive: archive)
+        do {
+            return try decoder.expression(object)
+        } catch {
+            guard object["NSExpressionType"]?.integer == 4, let name = try archive.string(object["NSSelectorName"]),
+                let operand = try archive.object(object["NSOperand"]),
+                try archive.string(operand["NSConstantValueClassName"]) != nil
+            else { throw error }
+            let arguments = try archive.elements(object["NSArguments"]).compactMap { try archive.object($0) }.map {
+                try decoder.expression($0)
+            }
+            return NSExpression(forFunction: name, arguments: arguments)
+        }
+    }
+
     private func fetchRequest(_ object: Object, entityNames: [Int: String], model: NSManagedObjectModel) throws
         -> NSFetchRequest<NSFetchRequestResult>
     {
@@ -341,6 +360,14 @@ struct CompiledModelReader {
         request.fetchBatchSize = Int(object["NSBatchSize"]?.integer ?? 0)
         request.resultType = NSFetchRequestResultType(
             rawValue: UInt(exactly: object["NSResultType"]?.integer ?? 0) ?? 0)
+        if object["NSHasFetchRequestFlags"]?.bool == true, let flags = object["NSFetchRequestFlags"]?.integer {
+            request.returnsDistinctResults = flags & 0x1 != 0
+            request.includesSubentities = flags & 0x2 != 0
+            request.includesPropertyValues = flags & 0x4 != 0
+            request.returnsObjectsAsFaults = flags & 0x8 != 0
+            request.includesPendingChanges = flags & 0x10 != 0
+            request.shouldRefreshRefetchedObjects = flags & 0x20 != 0
+        }
         return request
     }
 }
