@@ -59,6 +59,7 @@ struct ArchivedPredicateDecoder {
             var modifiers = ""
             if options & 1 != 0 { modifiers += "c" }
             if options & 2 != 0 { modifiers += "d" }
+            if options & 4 != 0 { modifiers += "n" }
             let written = modifiers.isEmpty ? symbol : "\(symbol)[\(modifiers)]"
             let prefix: String
             switch comparison["NSModifier"]?.integer ?? 0 {

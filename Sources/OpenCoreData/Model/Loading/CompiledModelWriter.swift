@@ -140,10 +140,11 @@ final class CompiledModelWriter {
         guard let entity else { return KeyedArchiveWriter.null }
         if let reference = entityReferences[ObjectIdentifier(entity)] { return reference }
         let outer = (entityName, propertyName)
-        defer { (entityName, propertyName) = outer }
         entityName = entity._name
         propertyName = nil
-        return try writer.encodeObject(className: "NSEntityDescription") { (writer, reference) throws(Failure) in
+        // The location is restored only on success, so that a failure names the innermost place.
+        let encoded = try writer.encodeObject(className: "NSEntityDescription") {
+            (writer, reference) throws(Failure) in
             entityReferences[ObjectIdentifier(entity)] = reference
             let name = entity._name ?? ""
             var fields: [String: PropertyListValue] = [
@@ -189,6 +190,8 @@ final class CompiledModelWriter {
             if !compound.isEmpty { fields["NSCompoundIndexes"] = nameLists(compound, into: &writer) }
             return fields
         }
+        (entityName, propertyName) = outer
+        return encoded
     }
 
     /// Lists of property names (uniqueness constraints, compound indexes); a property description stands for its
@@ -248,7 +251,6 @@ final class CompiledModelWriter {
         let declared = property._entity.map { $0 === entity } ?? true
         if declared, let reference = propertyReferences[ObjectIdentifier(property)] { return reference }
         let outer = (entityName, propertyName)
-        defer { (entityName, propertyName) = outer }
         entityName = entity._name
         propertyName = property._name
         let className: String
@@ -260,7 +262,7 @@ final class CompiledModelWriter {
         case is NSFetchedPropertyDescription: className = "NSFetchedPropertyDescription"
         default: throw Failure(description: "a property of class \(type(of: property)) cannot be archived")
         }
-        return try writer.encodeObject(className: className) { (writer, reference) throws(Failure) in
+        let encoded = try writer.encodeObject(className: className) { (writer, reference) throws(Failure) in
             if declared { propertyReferences[ObjectIdentifier(property)] = reference }
             var fields = try common(property, entity: entityReference(entity, into: &writer), into: &writer)
             switch property {
@@ -278,6 +280,8 @@ final class CompiledModelWriter {
             }
             return fields
         }
+        (entityName, propertyName) = outer
+        return encoded
     }
 
     /// The keys of `NSPropertyDescription`: a Boolean key for each flag that is set, the same flags in `_P`, and
