@@ -21,6 +21,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
+        // Raw DEFLATE, the compression of the model Apple's SQLite stores cache in Z_MODELCACHE.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         .macro(
             name: "OpenCoreDataMacros",
             dependencies: [
@@ -35,7 +41,7 @@ let package = Package(
         .target(name: "XCDataModelFormat"),
         .target(
             name: "OpenCoreData",
-            dependencies: ["CSQLite", "OpenCoreDataMacros", "XCDataModelFormat"]
+            dependencies: ["CSQLite", "CZlib", "OpenCoreDataMacros", "XCDataModelFormat"]
         ),
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataMacros"]),
         // Writes the NSManagedObject subclasses of a model's entities; run by the build plugin below.
