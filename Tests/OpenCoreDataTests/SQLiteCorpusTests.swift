@@ -14,8 +14,7 @@ struct SQLiteCorpusTests {
         try SQLiteStack.close(coordinator)
 
         let created = try RawSQLite.schema(url)
-        let apple = try RawSQLite.corpusSchema(
-            SQLiteCorpus.root.appendingPathComponent(corpus.schema), excluding: corpus.excluded)
+        let apple = try SQLiteCorpusModels.appleSchema(corpus)
         #expect(created.subtracting(apple).sorted() == [], "statements Apple does not write")
         #expect(apple.subtracting(created).sorted() == [], "statements Apple writes that were not created")
 
@@ -112,8 +111,7 @@ struct SQLiteCorpusTests {
 
         let created = directory.store("Created.sqlite")
         try SQLiteStack.close(try SQLiteStack.coordinator(model, at: created))
-        let apple = try RawSQLite.corpusSchema(
-            SQLiteCorpus.root.appendingPathComponent(corpus.schema), excluding: corpus.excluded)
+        let apple = try SQLiteCorpusModels.appleSchema(corpus)
         #expect(try RawSQLite.schema(created) == apple)
         let hashes = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: created)
         #expect(

@@ -145,6 +145,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                     try insert.run([.integer(entity.number), .text(entity.name), .integer(entity.superNumber)])
                 }
                 try SQLiteStoreMetadata.write(metadata, plist: plist, to: connection)
+                try SQLiteModelCache.write(model, to: connection)
                 _metadata = metadata
                 _storedMetadata = NSDictionary(dictionary: metadata)
                 return true

@@ -8,7 +8,7 @@ extension SQLiteModelMapping {
         "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"
 
     /// The statements that create the schema of a new store: entity tables, join tables, indexes, derived-attribute
-    /// triggers, then Core Data's own tables.
+    /// triggers, then Core Data's own tables (the model cache last, as Apple's framework creates it).
     var createStatements: [String] {
         var statements: [String] = []
         for table in tables {
@@ -29,6 +29,7 @@ extension SQLiteModelMapping {
         statements += triggerStatements
         statements.append(Self.primaryKeyTableSQL)
         statements.append(Self.metadataTableSQL)
+        statements.append(SQLiteModelCache.tableSQL)
         return statements
     }
 

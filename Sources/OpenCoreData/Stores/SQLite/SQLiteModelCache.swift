@@ -1,0 +1,71 @@
+import Foundation
+
+/// `Z_MODELCACHE`: the model a store was made with, kept in the store itself, as Apple's framework writes it into
+/// every new SQLite store (the corpus stores of framework version 847 and later have it, those of 241 and 419 do
+/// not) — one row whose `Z_CONTENT` is the model's keyed archive (`CompiledModelWriter.Style.storeModelCache`)
+/// compressed as raw DEFLATE, with no header of its own.
+///
+/// The cache is written when a store is created. Opening a store never reads it (a store needs only its own tables
+/// and its metadata), so a missing or damaged cache cannot keep a store from opening; `readModel(from:)` reads it
+/// for those who want the model a store was made with, and reports damage as an error.
+enum SQLiteModelCache {
+    /// The table, spelled as Apple's framework creates it.
+    static let tableSQL = "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)"
+
+    /// The content of `Z_CONTENT` for `model`: its archive, compressed.
+    static func content(for model: NSManagedObjectModel) throws -> Data {
+        let archive = try CompiledModelWriter.data(for: model, style: .storeModelCache)
+        do {
+            return try RawDeflate.compress(archive)
+        } catch {
+            throw coreDataError(NSCoreDataError, "Cannot compress the model for the store's cache: \(error)")
+        }
+    }
+
+    /// Fills the table of a new store with `model`. A model that cannot be archived (one with a block predicate,
+    /// which Apple's framework cannot archive either) leaves the table empty: the store works without its cache.
+    static func write(_ model: NSManagedObjectModel, to connection: SQLiteConnection) throws {
+        guard let content = try? content(for: model) else { return }
+        try connection.statement("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(content)])
+    }
+
+    /// The model cached in the store, or `nil` when the store has no cache (stores written before Apple's
+    /// framework kept one, or whose model could not be archived). A cache that is not a compressed model archive
+    /// fails with `NSFileReadCorruptFileError`.
+    static func readModel(from connection: SQLiteConnection) throws -> NSManagedObjectModel? {
+        let url = URL(fileURLWithPath: connection.path)
+        func damaged(_ reason: String, underlying: (any Error)? = nil) -> NSError {
+            var info: [String: Any] = [NSURLErrorKey: url]
+            if let underlying { info[NSUnderlyingErrorKey] = underlying }
+            return coreDataError(
+                CocoaError.Code.fileReadCorruptFile.rawValue,
+                "The model cached in the store at \(url.path) (Z_MODELCACHE) is damaged: \(reason)", userInfo: info)
+        }
+        let content: Data
+        do {
+            guard try connection.tableNames().contains("Z_MODELCACHE") else { return nil }
+            guard try connection.columns(of: "Z_MODELCACHE").contains(where: { $0.name == "Z_CONTENT" }) else {
+                throw damaged("the table has no Z_CONTENT column")
+            }
+            let statement = try connection.statement("SELECT Z_CONTENT FROM Z_MODELCACHE ORDER BY rowid LIMIT 1")
+            defer { statement.reset() }
+            guard try statement.step(), !statement.isNull(0) else { return nil }
+            content = statement.blob(0)
+        } catch let error as SQLiteError {
+            throw NSSQLiteStore._coreDataError(error, url: url, action: "reading the model cache of")
+        }
+        let archive: Data
+        do {
+            archive = try RawDeflate.decompress(content)
+        } catch {
+            throw damaged(error.description)
+        }
+        let model = NSManagedObjectModel()
+        do {
+            try CompiledModelReader.load(archive, url: url, into: model)
+        } catch {
+            throw damaged("it is not a model archive", underlying: error)
+        }
+        return model
+    }
+}
