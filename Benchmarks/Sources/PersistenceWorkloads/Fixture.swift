@@ -24,6 +24,9 @@ public enum Fixture {
         "cafe au lait ", "Hôtel Central", "India market", "Juliet garden",
     ]
 
+    /// Every item, made once.
+    public static let items: [ItemValues] = (0..<itemCount).map(item)
+
     /// The item with serial `index` (0-based). Rows are inserted in serial order, so row IDs are `index + 1`.
     public static func item(_ index: Int) -> ItemValues {
         let serial = Int64(index)
@@ -58,8 +61,7 @@ public enum Fixture {
     /// Strings count their UTF-8 bytes; the optional integer counts 8 bytes where it is not nil.
     public static var attributeBytesPerItem: Double {
         var total = 0
-        for index in 0..<itemCount {
-            let item = item(index)
+        for item in items {
             total += 3 * 8 + 2 * 8 + item.payload.count
             total += item.name.utf8.count + item.category.utf8.count + item.note.utf8.count
             total += item.rank == nil ? 0 : 8

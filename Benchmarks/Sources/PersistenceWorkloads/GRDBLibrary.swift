@@ -68,12 +68,11 @@ public final class GRDBStatementsLibrary: GRDBDatabase, PersistenceLibrary {
             payload: row[first + 8], rank: row[first + 9])
     }
 
-    public func insertItems(_ indexes: Range<Int>) throws {
+    public func insertItems(_ items: [ItemValues]) throws {
         try queue.write { db in
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO item (\(Self.itemColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-            for index in indexes {
-                let item = Fixture.item(index)
+            for item in items {
                 try insert.execute(arguments: [
                     item.serial, item.quantity, item.flags, item.price, item.ratio, item.name, item.category,
                     item.note, item.payload, item.rank,
@@ -272,10 +271,9 @@ public final class GRDBRecordsLibrary: GRDBDatabase, PersistenceLibrary {
         }
     }
 
-    public func insertItems(_ indexes: Range<Int>) throws {
+    public func insertItems(_ items: [ItemValues]) throws {
         try queue.write { db in
-            for index in indexes {
-                let values = Fixture.item(index)
+            for values in items {
                 var item = Item(
                     id: nil, serial: values.serial, quantity: values.quantity, flags: values.flags,
                     price: values.price, ratio: values.ratio, name: values.name, category: values.category,

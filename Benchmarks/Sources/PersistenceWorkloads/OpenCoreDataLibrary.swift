@@ -35,7 +35,7 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
                 for step in replay.split(separator: "\n") {
                     let numbers = step.split(separator: " ").dropFirst().compactMap { Int($0) }
                     if step.hasPrefix("items") {
-                        try insertItems(numbers[0]..<numbers[1])
+                        try insertItems(Array(Fixture.items.prefix(numbers[0])))
                     } else {
                         try insertParents(numbers[0], childrenEach: numbers[1])
                     }
@@ -65,10 +65,9 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
 
     // MARK: Writing
 
-    public func insertItems(_ indexes: Range<Int>) throws {
+    public func insertItems(_ items: [ItemValues]) throws {
         try withContext { context in
-            for index in indexes {
-                let values = Fixture.item(index)
+            for values in items {
                 let item = Item(context: context)
                 item.serial = values.serial
                 item.quantity = values.quantity
@@ -83,7 +82,7 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
             }
             try context.save()
         }
-        recipe.append("items \(indexes.lowerBound) \(indexes.upperBound)")
+        recipe.append("items \(items.count)")
     }
 
     public func insertParents(_ parents: Int, childrenEach children: Int) throws {

@@ -51,12 +51,11 @@ public final class RawSQLiteLibrary: PersistenceLibrary {
 
     // MARK: Writing
 
-    public func insertItems(_ indexes: Range<Int>) throws {
+    public func insertItems(_ items: [ItemValues]) throws {
         let insert = try connection.prepare(
             "INSERT INTO item (\(Self.itemColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         try transaction {
-            for index in indexes {
-                let item = Fixture.item(index)
+            for item in items {
                 insert.bind(1, item.serial)
                 insert.bind(2, item.quantity)
                 insert.bind(3, item.flags)
