@@ -125,8 +125,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
                 let rows = _remember(try _loadRows(members, connection: connection, mapping: mapping))
                 if let found = rows.first(where: { $0.objectID == objectID }) { return found }
             }
-            let statement = try connection.statement(
-                "SELECT \(entity.table.selectList(alias: "t0")) FROM \(entity.table.name) t0 WHERE t0.Z_PK = ?")
+            let statement = try connection.statement(entity.table.selectByPrimaryKeySQL)
             statement.bind(key, at: 1)
             defer { statement.reset() }
             guard try statement.step(), let row = _decodeRow(statement, mapping: mapping, values: true),
