@@ -5,7 +5,8 @@ import PersistenceWorkloads
 /// C API), `grdb` (GRDB's statements), `records` (GRDB's Codable records) or `ocd` (OpenCoreData).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .throughput],
+        metrics: [.wallClock, .cpuTotal],
+        timeUnits: .microseconds,
         warmupIterations: 1,
         maxDuration: .seconds(60),
         maxIterations: 9

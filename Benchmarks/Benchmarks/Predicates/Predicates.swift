@@ -6,7 +6,8 @@ import PersistenceWorkloads
 /// reflection) and dictionaries.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .throughput],
+        metrics: [.wallClock, .cpuTotal],
+        timeUnits: .microseconds,
         warmupIterations: 1,
         maxDuration: .seconds(20),
         maxIterations: 25

@@ -4,19 +4,9 @@ import Foundation
 //
 //   BenchmarkReport <results directory>
 //
-// The directory holds what `Benchmarks/run` gathered: package-benchmark's JMH export (`*.jmh.json`, medians of the
-// wall-clock time of every benchmark), `memory-*.json` (WorkloadRunner's memory row per library) and `machine.txt`.
-
-struct JMHElement: Decodable {
-    struct Metric: Decodable {
-        var scorePercentiles: [String: Double]
-        var scoreUnit: String
-    }
-
-    var benchmark: String
-    var measurementIterations: Int
-    var secondaryMetrics: [String: Metric]
-}
+// The directory holds what `Benchmarks/run` gathered: package-benchmark's `histogramPercentiles` export (the
+// wall-clock percentiles of every benchmark), `memory-*.json` (WorkloadRunner's memory row per library) and
+// `machine.txt`.
 
 struct MemoryMeasurement: Decodable {
     var library: String
@@ -33,19 +23,21 @@ guard CommandLine.arguments.count == 2 else {
 let directory = URL(fileURLWithPath: CommandLine.arguments[1], isDirectory: true)
 let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
 
-/// Median wall-clock time in milliseconds and sample count, by benchmark name (`insert.ocd`, `parse.…`).
-var medians: [String: (milliseconds: Double, samples: Int)] = [:]
-for file in files where file.lastPathComponent.hasSuffix(".jmh.json") {
-    let elements = try JSONDecoder().decode([JMHElement].self, from: Data(contentsOf: file))
-    for element in elements {
-        guard let wallClock = element.secondaryMetrics["Time (wall clock)"],
-            let median = wallClock.scorePercentiles["50.0"]
-        else { continue }
-        // "package.benchmark.<target>.<name>": the name is what follows the target.
-        let parts = element.benchmark.split(separator: ".", maxSplits: 3)
-        let name = parts.count == 4 ? String(parts[3]) : element.benchmark
-        medians[name] = (median / 1_000, element.measurementIterations)
-    }
+/// Median wall-clock time in milliseconds, by benchmark name (`insert.ocd`, `parse.…`), from package-benchmark's
+/// `histogramPercentiles` export: `<baseline>.<target>.<name>.wallClock.histogram.percentiles.tsv`, one line per
+/// percentile, the unit in the header.
+var medians: [String: Double] = [:]
+let suffix = ".wallClock.histogram.percentiles.tsv"
+for file in files where file.lastPathComponent.hasSuffix(suffix) {
+    let parts = file.lastPathComponent.dropLast(suffix.count).split(separator: ".", maxSplits: 2)
+    guard parts.count == 3 else { continue }
+    let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+    guard let header = lines.first, let median = lines.first(where: { $0.hasPrefix("50\t") }),
+        let value = Double(median.split(separator: "\t")[1])
+    else { continue }
+    let scale: Double =
+        header.contains("(ns)") ? 1e-6 : header.contains("(μs)") ? 1e-3 : header.contains("(ms)") ? 1 : 1_000
+    medians[String(parts[2])] = value * scale
 }
 var memory: [String: MemoryMeasurement] = [:]
 for file in files where file.lastPathComponent.hasPrefix("memory-") && file.pathExtension == "json" {
@@ -82,16 +74,16 @@ print()
 print("| Workload | " + libraries.map(\.1).joined(separator: " | ") + " |")
 print("|:--|" + libraries.map { _ in "--:" }.joined(separator: "|") + "|")
 for (key, title) in workloads {
-    let baseline = medians["\(key).raw"]?.milliseconds
+    let baseline = medians["\(key).raw"]
     var cells: [String] = []
     for (short, _) in libraries {
         guard let result = medians["\(key).\(short)"] else {
             cells.append("—")
             continue
         }
-        var cell = format(result.milliseconds)
+        var cell = format(result)
         if short != "raw", let baseline, baseline > 0 {
-            cell += String(format: " (%.2f×)", result.milliseconds / baseline)
+            cell += String(format: " (%.2f×)", result / baseline)
         }
         cells.append(cell)
     }
@@ -127,6 +119,6 @@ if predicateRows.contains(where: { medians[$0.0] != nil }) {
     print("|:--|--:|")
     for (key, title, divisor) in predicateRows {
         guard let result = medians[key] else { continue }
-        print("| \(title) | \(format(result.milliseconds / divisor)) |")
+        print("| \(title) | \(format(result / divisor)) |")
     }
 }

@@ -1,5 +1,7 @@
 #include "CMemoryStats.h"
 
+#include <stdlib.h> // defines __GLIBC__ where the C library is glibc
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

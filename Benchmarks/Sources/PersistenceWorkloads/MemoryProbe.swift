@@ -13,9 +13,12 @@ public struct MemorySnapshot: Sendable {
         let heap = Int(ocd_benchmark_heap_bytes_in_use())
         var resident = 0
         var peak = 0
-        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {
+        // /proc files report a size of 0, so they are read to their end rather than by their size.
+        if let data = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/status")).readToEnd(),
+            let status = String(data: data, encoding: .utf8)
+        {
             for line in status.split(separator: "\n") {
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
                 guard fields.count >= 2, let kilobytes = Int(fields[1]) else { continue }
                 if fields[0] == "VmRSS:" { resident = kilobytes * 1024 }
                 if fields[0] == "VmHWM:" { peak = kilobytes * 1024 }
