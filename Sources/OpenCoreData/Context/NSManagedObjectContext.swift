@@ -43,7 +43,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     var _parentContext: NSManagedObjectContext?
 
     /// Every object registered in the context, by ID, unretained: an object unregisters itself when it goes away.
-    var _registry: [NSManagedObjectID: Unmanaged<NSManagedObject>] = [:]
+    var _registry: ObjectIDDictionary<Unmanaged<NSManagedObject>> = [:]
     /// Registered objects retained because `retainsRegisteredObjects` is on.
     var _retained: [ObjectIdentifier: NSManagedObject] = [:]
     var _inserted: [ObjectIdentifier: NSManagedObject] = [:]

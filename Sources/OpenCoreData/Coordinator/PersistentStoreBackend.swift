@@ -65,7 +65,7 @@ package struct StoreConflict: @unchecked Sendable {
 
 /// The outcome of a save: the new version of every inserted and updated row.
 package struct StoreSaveResult {
-    package var versions: [NSManagedObjectID: Int64] = [:]
+    package var versions: ObjectIDDictionary<Int64> = [:]
     package init() {}
 }
 

@@ -29,7 +29,7 @@ final class EntityCache: @unchecked Sendable {
     let attributesByName: [String: NSAttributeDescription]
     let relationshipsByName: [String: NSRelationshipDescription]
     let slots: [Slot]
-    let slotByName: [String: Int]
+    let slotByName: SlotNameTable
     /// The slots saved to the store.
     let persistentSlots: [Int]
     let relationshipSlots: [Int]
@@ -67,8 +67,7 @@ final class EntityCache: @unchecked Sendable {
         attributesByName = byName.compactMapValues { $0 as? NSAttributeDescription }
         relationshipsByName = byName.compactMapValues { $0 as? NSRelationshipDescription }
         var slots: [Slot] = []
-        var slotByName: [String: Int] = [:]
-        for (index, property) in properties.enumerated() {
+        for property in properties {
             let kind: SlotKind
             var persistent = !property._isTransient
             switch property {
@@ -84,10 +83,9 @@ final class EntityCache: @unchecked Sendable {
                 persistent = false
             }
             slots.append(Slot(property: property, name: property._name, kind: kind, isPersistent: persistent))
-            slotByName[property._name] = index
         }
         self.slots = slots
-        self.slotByName = slotByName
+        slotByName = SlotNameTable(properties.map(\._name))
         persistentSlots = slots.indices.filter { slots[$0].isPersistent }
         relationshipSlots = slots.indices.filter {
             switch slots[$0].kind {

@@ -237,13 +237,20 @@ public enum _ToManyAccessorOperation: Sendable {
 }
 
 extension NSManagedObject {
-    /// The getter of a `@Managed` property.
+    /// The getter of a `@Managed` property. Inlinable, so that the conversion is specialized for the property's
+    /// type in the module that declares it instead of going through the protocol's witness table.
+    @inlinable
     public func _managedValue<T: _ManagedPropertyValue>(forKey key: String) -> T {
+        T._fromManagedStorage(_managedStorageValue(forKey: key), key: key)
+    }
+
+    /// The stored value of a `@Managed` property, read as its getter reads it: access notifications, faults fired.
+    public func _managedStorageValue(forKey key: String) -> _ManagedStorageValue {
         let slot = _slot(forKey: key)
         willAccessValue(forKey: key)
         let value = _resolvedValue(at: slot)
         didAccessValue(forKey: key)
-        return T._fromManagedStorage(_ManagedStorageValue(stored: value), key: key)
+        return _ManagedStorageValue(stored: value)
     }
 
     /// The getter of a `@Managed` property of a type the storage does not know (a transformable attribute's
@@ -259,21 +266,27 @@ extension NSManagedObject {
             """)
     }
 
-    /// The setter of a `@Managed` property.
+    /// The setter of a `@Managed` property (inlinable, as the getter is).
+    @inlinable
     public func _setManagedValue<T: _ManagedPropertyValue>(_ newValue: T, forKey key: String) {
+        _setManagedStorageValue(newValue._managedStorage, of: T.self, forKey: key)
+    }
+
+    /// Sets a `@Managed` property from its stored form; `type` is the property's declared type, for messages.
+    public func _setManagedStorageValue(_ value: _ManagedStorageValue, of type: Any.Type, forKey key: String) {
         let slot = _slot(forKey: key, "setValue:forUndefinedKey:")
-        let stored = newValue._managedStorage.stored
+        let stored = value.stored
         switch _layout.slots[slot].kind {
-        case .attribute(let type), .derived(let type):
-            guard let normalized = _normalize(stored, to: type) else {
-                _rejectValue(newValue, key: key, expected: type)
+        case .attribute(let attributeType), .derived(let attributeType):
+            guard let normalized = _normalize(stored, to: attributeType) else {
+                _rejectValue(ofType: type, key: key, expected: attributeType)
             }
             _setAttribute(normalized, at: slot, key: key)
         case .toOne:
             switch stored {
             case .object(let object): _setToOne(object, at: slot, key: key)
             case .null: _setToOne(nil, at: slot, key: key)
-            default: _rejectValue(newValue, key: key, expected: .objectIDAttributeType)
+            default: _rejectValue(ofType: type, key: key, expected: .objectIDAttributeType)
             }
         case .toMany:
             if case .toMany(let contents) = stored {

@@ -72,11 +72,15 @@ extension NSManagedObject {
     }
 
     func _rejectValue(_ value: Any?, key: String, expected: NSAttributeType) -> Never {
+        _rejectValue(ofType: value.map { type(of: $0) }, key: key, expected: expected)
+    }
+
+    func _rejectValue(ofType givenType: Any.Type?, key: String, expected: NSAttributeType) -> Never {
         preconditionFailure(
             """
             Unacceptable type of value for attribute: property = "\(key)" of entity \(_entity._name ?? ""); \
             desired type = \(expected.defaultValueClassName ?? expected.modelEditorName); given type = \
-            \(value.map { String(describing: type(of: $0)) } ?? "nil")
+            \(givenType.map { String(describing: $0) } ?? "nil")
             """)
     }
 

@@ -4,11 +4,22 @@ extension NSManagedObject {
     /// Validates one property's value: the model's rules, then the per-key hook.
     func _validateValue(_ value: inout Any?, forKey key: String) throws {
         let slot = _slot(forKey: key, "validateValue:forKey:")
+        try _validateValue(&value, slot: slot, stored: nil)
+    }
+
+    /// Validates one property's value. `stored` is the slot's value in storage when `value` is its public form:
+    /// then an attribute that has a value and no validation predicates — the common case — passes the model's
+    /// rules without `value` being looked into.
+    func _validateValue(_ value: inout Any?, slot: Int, stored: StoredValue?) throws {
         let property = _layout.slots[slot].property
-        if let error = _modelValidationError(for: property, value: value) {
+        var passesModelRules = false
+        if let stored, !stored.isNull, case .attribute = _layout.slots[slot].kind {
+            passesModelRules = property._validationPredicates.isEmpty
+        }
+        if !passesModelRules, let error = _modelValidationError(for: property, value: value) {
             throw error
         }
-        try validate(value: &value, forKey: key)
+        try validate(value: &value, forKey: _layout.slots[slot].name)
     }
 
     /// The first rule of the model that `value` breaks for `property`, as Core Data reports it.
@@ -105,10 +116,10 @@ extension NSManagedObject {
         for slot in _layout.slots.indices {
             if case .fetched = _layout.slots[slot].kind { continue }
             if case .derived = _layout.slots[slot].kind { continue }
-            let key = _layout.slots[slot].name
-            var value = _publicValue(_resolvedValue(at: slot), slot: slot)
+            let stored = _resolvedValue(at: slot)
+            var value = _publicValue(stored, slot: slot)
             do {
-                try _validateValue(&value, forKey: key)
+                try _validateValue(&value, slot: slot, stored: stored)
             } catch let error as NSError {
                 errors.append(error)
             }

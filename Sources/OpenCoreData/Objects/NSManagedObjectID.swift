@@ -26,12 +26,20 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// The store's identifier, kept so that the URI stays right after the store object has gone.
     let _storeIdentifier: String?
     let _reference: Reference
+    /// `hash`, computed once: IDs are looked up in the registries and caches far more often than they are made.
+    let _hashValue: Int
 
     init(entity: NSEntityDescription, store: NSPersistentStore?, reference: Reference) {
         _entity = entity
         _store = store
         _storeIdentifier = store?.identifier
         _reference = reference
+        // Hashed again by whatever table holds the ID, so the key itself will do.
+        switch reference {
+        case .temporary(let number): _hashValue = Int(truncatingIfNeeded: number) ^ Int(bitPattern: 0x9E37_79B9_7F4A_7C15)
+        case .primaryKey(let key): _hashValue = Int(truncatingIfNeeded: key)
+        case .object(let reference): _hashValue = reference.hashValue
+        }
         super.init()
     }
 
@@ -85,18 +93,28 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
 
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSManagedObjectID else { return false }
+        return _isEqual(to: other)
+    }
+
+    /// `isEqual(_:)` without the boxing in `Any` and the cast back, for the tables keyed by IDs.
+    @inline(__always)
+    func _isEqual(to other: NSManagedObjectID) -> Bool {
         if other === self { return true }
-        guard _reference == other._reference else { return false }
-        if case .temporary = _reference { return true }
+        switch (_reference, other._reference) {
+        case (.primaryKey(let mine), .primaryKey(let theirs)):
+            guard mine == theirs else { return false }
+        case (.temporary(let mine), .temporary(let theirs)):
+            return mine == theirs
+        case (.object(let mine), .object(let theirs)):
+            guard mine == theirs else { return false }
+        default:
+            return false
+        }
         guard _entity === other._entity || _entity._name == other._entity._name else { return false }
         return _storeIdentifier == other._storeIdentifier
     }
 
-    public override var hash: Int {
-        var hasher = Hasher()
-        hasher.combine(_reference)
-        return hasher.finalize()
-    }
+    public override var hash: Int { _hashValue }
 
     public override var description: String {
         let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)

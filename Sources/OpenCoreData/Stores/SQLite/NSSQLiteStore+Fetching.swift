@@ -125,8 +125,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
                 let rows = _remember(try _loadRows(members, connection: connection, mapping: mapping))
                 if let found = rows.first(where: { $0.objectID == objectID }) { return found }
             }
-            let statement = try connection.statement(
-                "SELECT \(entity.table.selectList(alias: "t0")) FROM \(entity.table.name) t0 WHERE t0.Z_PK = ?")
+            let statement = try connection.statement(entity.table.selectByPrimaryKeySQL)
             statement.bind(key, at: 1)
             defer { statement.reset() }
             guard try statement.step(), let row = _decodeRow(statement, mapping: mapping, values: true),
@@ -230,6 +229,21 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
             case .toMany(let storage, _) = source.slots[slot]
         else { return [] }
         do {
+            if case .foreignKey(let table, let column, let order) = storage {
+                // The destinations' rows come with their keys, as Core Data reads them when a to-many fault fires:
+                // their own faults then fire from the row cache instead of with one query each.
+                let ordering = (order.map { ["t0.\($0)"] } ?? []) + ["t0.Z_PK"]
+                let statement = try connection.statement(
+                    "SELECT \(table.selectList(alias: "t0")) FROM \(table.name) t0 WHERE t0.\(column) = ? ORDER BY "
+                        + ordering.joined(separator: ", "))
+                statement.bind(key, at: 1)
+                var rows: [StoreRow] = []
+                while try statement.step() {
+                    if let row = _decodeRow(statement, mapping: mapping, values: true) { rows.append(row) }
+                }
+                statement.reset()
+                return _remember(rows).map(\.objectID)
+            }
             let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: false))
             statement.bind(key, at: 1)
             var destinations: [NSManagedObjectID] = []

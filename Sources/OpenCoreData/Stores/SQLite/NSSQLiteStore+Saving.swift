@@ -98,7 +98,7 @@ extension NSSQLiteStore {
         _ changes: StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws -> StoreSaveResult {
         // 1. Versions: nothing is written if any object changed underneath the saving context.
-        var current: [NSManagedObjectID: Int64] = [:]
+        var current: ObjectIDDictionary<Int64> = [:]
         var conflicts: [StoreConflict] = []
         for change in [changes.updated, changes.deleted].joined() {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
@@ -173,7 +173,7 @@ extension NSSQLiteStore {
     /// After a save, the saved rows become the row cache's snapshots (transient values left out) and deleted rows
     /// leave it.
     private func _rememberSaved(
-        _ changes: StoreSaveChanges, versions: [NSManagedObjectID: Int64], mapping: SQLiteModelMapping
+        _ changes: StoreSaveChanges, versions: ObjectIDDictionary<Int64>, mapping: SQLiteModelMapping
     ) {
         var rows: [StoreRow] = []
         for change in changes.inserted + changes.updated {

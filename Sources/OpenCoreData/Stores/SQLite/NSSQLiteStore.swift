@@ -25,7 +25,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// The row cache: a snapshot of every row read or written, with when, for fulfilling faults without SQL while
     /// the asking context's `stalenessInterval` allows.
-    var _snapshots: [NSManagedObjectID: SQLiteSnapshot] = [:]
+    var _snapshots: ObjectIDDictionary<SQLiteSnapshot> = [:]
     /// To-many destinations loaded ahead of need (prefetching), each handed out once.
     var _toManyCache: [SQLiteToManyKey: [NSManagedObjectID]] = [:]
     /// Fetched objects whose rows are loaded a batch at a time (`fetchBatchSize`): object → batch.

@@ -83,9 +83,14 @@ final class SQLiteTable {
         self.rootNumber = rootNumber
     }
 
+    /// `SELECT <every column> FROM <table> t0 WHERE t0.Z_PK = ?`: the query that fulfils one fault, made once
+    /// rather than for every fault.
+    private(set) var selectByPrimaryKeySQL = ""
+
     func setColumns(_ columns: [SQLiteColumn]) {
         self.columns = columns
         columnIndex = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1.name, $0) })
+        selectByPrimaryKeySQL = "SELECT \(selectList(alias: "t0")) FROM \(name) t0 WHERE t0.Z_PK = ?"
     }
 
     /// `t.Z_PK, t.Z_ENT, t.Z_OPT, t.<column>…`: every column, in table order, for `alias`.

@@ -1,0 +1,124 @@
+import Foundation
+
+// Prints the README's tables from one run:
+//
+//   BenchmarkReport <results directory>
+//
+// The directory holds what `Benchmarks/run` gathered: package-benchmark's `histogramPercentiles` export (the
+// wall-clock percentiles of every benchmark), `memory-*.json` (WorkloadRunner's memory row per library) and
+// `machine.txt`.
+
+struct MemoryMeasurement: Decodable {
+    var library: String
+    var heapBytesPerObject: Double
+    var peakResidentBytesPerObject: Double
+    var peakResidentBytes: Int
+    var attributeBytesPerObject: Double
+}
+
+guard CommandLine.arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: BenchmarkReport <results directory>\n".utf8))
+    exit(2)
+}
+let directory = URL(fileURLWithPath: CommandLine.arguments[1], isDirectory: true)
+let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+
+/// Median wall-clock time in milliseconds, by benchmark name (`insert.ocd`, `parse.…`), from package-benchmark's
+/// `histogramPercentiles` export: `<baseline>.<target>.<name>.wallClock.histogram.percentiles.tsv`, one line per
+/// percentile, the unit in the header.
+var medians: [String: Double] = [:]
+let suffix = ".wallClock.histogram.percentiles.tsv"
+for file in files where file.lastPathComponent.hasSuffix(suffix) {
+    let parts = file.lastPathComponent.dropLast(suffix.count).split(separator: ".", maxSplits: 2)
+    guard parts.count == 3 else { continue }
+    let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+    guard let header = lines.first, let median = lines.first(where: { $0.hasPrefix("50\t") }),
+        let value = Double(median.split(separator: "\t")[1])
+    else { continue }
+    let scale: Double =
+        header.contains("(ns)") ? 1e-6 : header.contains("(μs)") ? 1e-3 : header.contains("(ms)") ? 1 : 1_000
+    medians[String(parts[2])] = value * scale
+}
+var memory: [String: MemoryMeasurement] = [:]
+for file in files where file.lastPathComponent.hasPrefix("memory-") && file.pathExtension == "json" {
+    let measurement = try JSONDecoder().decode(MemoryMeasurement.self, from: Data(contentsOf: file))
+    memory[measurement.library] = measurement
+}
+
+func format(_ milliseconds: Double) -> String {
+    if milliseconds >= 100 { return String(format: "%.0f ms", milliseconds) }
+    if milliseconds >= 10 { return String(format: "%.1f ms", milliseconds) }
+    if milliseconds >= 1 { return String(format: "%.2f ms", milliseconds) }
+    return String(format: "%.1f µs", milliseconds * 1_000)
+}
+
+let libraries = [("raw", "raw SQLite"), ("grdb", "GRDB statements"), ("records", "GRDB records"), ("ocd", "OpenCoreData")]
+let workloads = [
+    ("insert", "insert 100,000 + save"),
+    ("fetch", "fetch 100,000 + read all attributes"),
+    ("lookupByID", "10,000 lookups by ID"),
+    ("lookupByAttribute", "10,000 lookups by indexed attribute"),
+    ("update", "update 10,000 + save"),
+    ("delete", "delete 10,000 with 10 children each + save"),
+    ("walk", "walk to-many, 1,000 parents × 100 children"),
+    ("search", "fetch `name CONTAINS[cd]` over 100,000"),
+]
+
+if let machine = try? String(contentsOf: directory.appendingPathComponent("machine.txt"), encoding: .utf8) {
+    print(machine.trimmingCharacters(in: .whitespacesAndNewlines))
+    print()
+}
+
+print("Median wall-clock time; in parentheses, the ratio to raw SQLite (lower is faster).")
+print()
+print("| Workload | " + libraries.map(\.1).joined(separator: " | ") + " |")
+print("|:--|" + libraries.map { _ in "--:" }.joined(separator: "|") + "|")
+for (key, title) in workloads {
+    let baseline = medians["\(key).raw"]
+    var cells: [String] = []
+    for (short, _) in libraries {
+        guard let result = medians["\(key).\(short)"] else {
+            cells.append("—")
+            continue
+        }
+        var cell = format(result)
+        if short != "raw", let baseline, baseline > 0 {
+            cell += String(format: " (%.2f×)", result / baseline)
+        }
+        cells.append(cell)
+    }
+    print("| \(title) | " + cells.joined(separator: " | ") + " |")
+}
+
+if !memory.isEmpty {
+    print()
+    print("Memory while 100,000 items are held (OpenCoreData: registered in a context). Heap bytes per object, the")
+    print("overhead beyond the attribute data (\(String(format: "%.0f", memory.values.first!.attributeBytesPerObject)) bytes")
+    print("per item on average, strings as UTF-8), and the process's peak resident size.")
+    print()
+    print("| Library | heap per object | overhead per object | peak resident size |")
+    print("|:--|--:|--:|--:|")
+    for (_, name) in libraries {
+        guard let measurement = memory[name] else { continue }
+        print(
+            "| \(name) | \(String(format: "%.0f B", measurement.heapBytesPerObject)) | "
+                + "\(String(format: "%.0f B", measurement.heapBytesPerObject - measurement.attributeBytesPerObject)) | "
+                + "\(String(format: "%.1f MB", Double(measurement.peakResidentBytes) / 1_048_576)) |")
+    }
+}
+
+let predicateRows = [
+    ("parse.200-characters-x1000", "parse a 200-character predicate", 1_000.0),
+    ("evaluate.managed-objects", "five-clause predicate × 100,000 managed objects", 1.0),
+    ("evaluate.plain-values", "five-clause predicate × 100,000 Swift structs (reflection)", 1.0),
+    ("evaluate.dictionaries", "five-clause predicate × 100,000 dictionaries", 1.0),
+]
+if predicateRows.contains(where: { medians[$0.0] != nil }) {
+    print()
+    print("| Predicate workload | median |")
+    print("|:--|--:|")
+    for (key, title, divisor) in predicateRows {
+        guard let result = medians[key] else { continue }
+        print("| \(title) | \(format(result / divisor)) |")
+    }
+}

@@ -1,0 +1,218 @@
+import OpenCoreData
+
+/// The workloads written as a Core Data application writes them: typed `@Managed` subclasses, fetch requests with
+/// predicates, a fresh context for each unit of work, `save()`.
+///
+/// The store is the SQLite store (`NSSQLiteStoreType`) with `journal_mode=WAL` and `synchronous=NORMAL` through
+/// `NSSQLitePragmasOption`. Where the SQLite store is not built in, the workloads run on the in-memory store so
+/// that they can be written and profiled before it lands; `OPENCOREDATA_BENCHMARK_STORE=memory` forces that.
+public final class OpenCoreDataLibrary: PersistenceLibrary {
+    public static let name = "OpenCoreData"
+
+    /// The store type the workloads use.
+    public static let storeType: String = {
+        let sqliteAvailable = NSPersistentStoreCoordinator.registeredStoreTypes[NSSQLiteStoreType] != nil
+        if ProcessInfo.processInfo.environment["OPENCOREDATA_BENCHMARK_STORE"] == "memory" || !sqliteAvailable {
+            return NSInMemoryStoreType
+        }
+        return NSSQLiteStoreType
+    }()
+
+    let url: URL
+    let coordinator: NSPersistentStoreCoordinator
+    /// For the in-memory store, which has no file to copy: what was inserted, replayed when the "file" is opened.
+    var recipe: [String] = []
+
+    public init(url: URL) throws {
+        self.url = url
+        coordinator = NSPersistentStoreCoordinator(managedObjectModel: BenchmarkModel.shared)
+        let options: [AnyHashable: Any] = [
+            NSSQLitePragmasOption: ["journal_mode": "WAL", "synchronous": "NORMAL"] as [String: NSObject]
+        ]
+        if Self.storeType == NSInMemoryStoreType {
+            _ = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+            if let replay = try? String(contentsOf: url, encoding: .utf8) {
+                for step in replay.split(separator: "\n") {
+                    let numbers = step.split(separator: " ").dropFirst().compactMap { Int($0) }
+                    if step.hasPrefix("items") {
+                        try insertItems(Array(Fixture.items.prefix(numbers[0])))
+                    } else {
+                        try insertParents(numbers[0], childrenEach: numbers[1])
+                    }
+                }
+            }
+        } else {
+            _ = try coordinator.addPersistentStore(
+                ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        }
+    }
+
+    public func close() throws {
+        for store in coordinator.persistentStores {
+            try coordinator.remove(store)
+        }
+        if Self.storeType == NSInMemoryStoreType {
+            try recipe.joined(separator: "\n").write(to: url, atomically: true, encoding: .utf8)
+        }
+    }
+
+    /// Runs `body` in a new private-queue context, as a unit of work.
+    func withContext<T>(_ body: (NSManagedObjectContext) throws -> T) throws -> T {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return try context.performAndWait { try body(context) }
+    }
+
+    // MARK: Writing
+
+    public func insertItems(_ items: [ItemValues]) throws {
+        try withContext { context in
+            for values in items {
+                let item = Item(context: context)
+                item.serial = values.serial
+                item.quantity = values.quantity
+                item.flags = values.flags
+                item.price = values.price
+                item.ratio = values.ratio
+                item.name = values.name
+                item.category = values.category
+                item.note = values.note
+                item.payload = values.payload
+                item.rank = values.rank
+            }
+            try context.save()
+        }
+        recipe.append("items \(items.count)")
+    }
+
+    public func insertParents(_ parents: Int, childrenEach children: Int) throws {
+        try withContext { context in
+            for serial in 0..<parents {
+                let parent = Parent(context: context)
+                parent.serial = Int64(serial)
+                parent.title = "parent \(serial)"
+                for index in 0..<children {
+                    let child = Child(context: context)
+                    child.serial = Int64(serial * children + index)
+                    child.value = Int64(index)
+                    child.label = "child \(index)"
+                    child.parent = parent
+                }
+            }
+            try context.save()
+        }
+        recipe.append("parents \(parents) \(children)")
+    }
+
+    public func updateItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
+        try withContext { context in
+            let request = NSFetchRequest<Item>(entityName: "Item")
+            request.predicate = NSPredicate(format: "serial < %lld", serialLimit)
+            for item in try context.fetch(request) {
+                item.quantity = quantity
+            }
+            try context.save()
+        }
+    }
+
+    public func deleteParents(serialsBelow serialLimit: Int64) throws {
+        try withContext { context in
+            let request = NSFetchRequest<Parent>(entityName: "Parent")
+            request.predicate = NSPredicate(format: "serial < %lld", serialLimit)
+            for parent in try context.fetch(request) {
+                context.delete(parent)
+            }
+            try context.save()
+        }
+    }
+
+    // MARK: Reading
+
+    public func fetchAllItems() throws -> Checksum {
+        try withContext { context in
+            var checksum = Checksum()
+            for item in try context.fetch(NSFetchRequest<Item>(entityName: "Item")) {
+                item.add(to: &checksum)
+            }
+            return checksum
+        }
+    }
+
+    public func references(serials: [Int64]) throws -> [NSManagedObjectID] {
+        try withContext { context in
+            try serials.map { serial in
+                let request = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
+                request.resultType = .managedObjectIDResultType
+                request.predicate = NSPredicate(format: "serial == %lld", serial)
+                guard let id = try context.fetch(request).first else {
+                    throw WorkloadMismatch(description: "no item \(serial)")
+                }
+                return id
+            }
+        }
+    }
+
+    public func lookUp(_ references: [NSManagedObjectID]) throws -> Checksum {
+        try withContext { context in
+            // The store keeps the rows it read (the row cache) across contexts; a staleness interval of 0 makes every
+            // lookup read its row from SQLite, as the other libraries do, instead of from the previous run's cache.
+            context.stalenessInterval = 0
+            var checksum = Checksum()
+            for id in references {
+                let item = try context.existingObject(with: id) as! Item
+                item.add(to: &checksum)
+            }
+            return checksum
+        }
+    }
+
+    public func lookUp(serials: [Int64]) throws -> Checksum {
+        try withContext { context in
+            var checksum = Checksum()
+            for serial in serials {
+                let request = NSFetchRequest<Item>(entityName: "Item")
+                request.predicate = NSPredicate(format: "serial == %lld", serial)
+                request.fetchLimit = 1
+                try context.fetch(request).first?.add(to: &checksum)
+            }
+            return checksum
+        }
+    }
+
+    public func walkParents() throws -> Checksum {
+        try withContext { context in
+            var checksum = Checksum()
+            for parent in try context.fetch(NSFetchRequest<Parent>(entityName: "Parent")) {
+                for child in parent.children {
+                    checksum.add(child.value)
+                    checksum.object()
+                }
+            }
+            return checksum
+        }
+    }
+
+    public func searchNames(containing text: String) throws -> Checksum {
+        try withContext { context in
+            let request = NSFetchRequest<Item>(entityName: "Item")
+            request.predicate = NSPredicate(format: "name CONTAINS[cd] %@", text)
+            var checksum = Checksum()
+            for item in try context.fetch(request) {
+                item.add(to: &checksum)
+            }
+            return checksum
+        }
+    }
+
+    public func loadAllItems() throws -> (checksum: Checksum, keepAlive: Any) {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        let (checksum, items) = try context.performAndWait {
+            let items = try context.fetch(NSFetchRequest<Item>(entityName: "Item"))
+            var checksum = Checksum()
+            for item in items { item.add(to: &checksum) }
+            return (checksum, items)
+        }
+        return (checksum, (context, items))
+    }
+}

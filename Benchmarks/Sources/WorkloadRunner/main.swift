@@ -1,0 +1,118 @@
+import Foundation
+import PersistenceWorkloads
+
+// Runs workloads outside the benchmark harness.
+//
+//   WorkloadRunner <raw|grdb|records|ocd> <workload> [iterations]   time one workload (median of the runs)
+//   WorkloadRunner memory <raw|grdb|records|ocd>                     the memory row, as JSON
+//   WorkloadRunner predicate <parse|managed|plain|dictionary> [n]    the predicate workloads
+//   WorkloadRunner sqlite-version                                    the version of the SQLite library linked
+//
+// Under callgrind, count only the measured part with `--toggle-collect='*measuredRun*'`.
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(2)
+}
+
+@inline(never)
+func measuredRun(_ run: WorkloadRun) throws -> Checksum {
+    try run.run()
+}
+
+@inline(never)
+func measuredPredicate(_ body: () -> Int) -> Int {
+    body()
+}
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let first = arguments.first else {
+    fail("usage: WorkloadRunner <raw|grdb|records|ocd> <workload> [iterations] | memory <library> | predicate <kind>")
+}
+
+switch first {
+case "sqlite-version":
+    print(RawSQLiteLibrary.sqliteVersion)
+
+case "memory":
+    guard let short = arguments.dropFirst().first, let name = Libraries.name(forShortName: short),
+        let measurement = try Libraries.measureMemory(named: name)
+    else { fail("usage: WorkloadRunner memory <raw|grdb|records|ocd>") }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    print(String(decoding: try encoder.encode(measurement), as: UTF8.self))
+
+case "predicate":
+    let kind = arguments.dropFirst().first ?? "parse"
+    let iterations = arguments.dropFirst(2).first.flatMap(Int.init) ?? 5
+    var times: [Double] = []
+    var result = 0
+    switch kind {
+    case "parse":
+        for _ in 0..<iterations {
+            times.append(
+                seconds {
+                    result = measuredPredicate {
+                        var total = 0
+                        for _ in 0..<1_000 { total &+= PredicateWorkloads.parse().predicateFormat.count }
+                        return total
+                    }
+                } / 1_000)
+        }
+    case "managed":
+        let objects = try PredicateWorkloads.ManagedObjects()
+        for _ in 0..<iterations {
+            times.append(seconds { result = measuredPredicate { objects.evaluate(PredicateWorkloads.fiveClauses) } })
+        }
+    case "plain":
+        let values = PredicateWorkloads.plainItems()
+        for _ in 0..<iterations {
+            times.append(
+                seconds {
+                    result = measuredPredicate { PredicateWorkloads.evaluate(PredicateWorkloads.fiveClauses, values) }
+                })
+        }
+    case "dictionary":
+        let values = PredicateWorkloads.dictionaries()
+        for _ in 0..<iterations {
+            times.append(
+                seconds {
+                    result = measuredPredicate { PredicateWorkloads.evaluate(PredicateWorkloads.fiveClauses, values) }
+                })
+        }
+    default:
+        fail("unknown predicate workload \(kind)")
+    }
+    print("predicate \(kind): median \(String(format: "%.6f", median(times))) s (result \(result))")
+
+default:
+    guard let name = Libraries.name(forShortName: first), let driver = Libraries.driver(named: name) else {
+        fail("unknown library \(first): raw, grdb, records or ocd")
+    }
+    guard let workloadName = arguments.dropFirst().first, let workload = Workload(rawValue: workloadName) else {
+        fail("workloads: " + Workload.allCases.map(\.rawValue).joined(separator: ", "))
+    }
+    let iterations = arguments.dropFirst(2).first.flatMap(Int.init) ?? 5
+    var times: [Double] = []
+    for _ in 0..<iterations {
+        let run = try driver.prepare(workload)
+        var checksum = Checksum()
+        times.append(try seconds { checksum = try measuredRun(run) })
+        try run.finish()
+        try workload.check(checksum, library: name)
+        if times.count == 1 { print("\(name) \(workload.rawValue): \(checksum)") }
+    }
+    let formatted = times.map { String(format: "%.4f", $0) }.joined(separator: " ")
+    print("\(name) \(workload.rawValue): median \(String(format: "%.4f", median(times))) s  [\(formatted)]")
+}
