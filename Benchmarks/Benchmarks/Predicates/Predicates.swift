@@ -13,7 +13,8 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 25
     )
 
-    Benchmark("parse.200-characters-x1000", configuration: .init(scalingFactor: .kilo, maxIterations: 100)) { benchmark in
+    Benchmark("parse.200-characters-x1000", configuration: .init(scalingFactor: .kilo, maxIterations: 100)) {
+        benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(PredicateWorkloads.parse())
         }

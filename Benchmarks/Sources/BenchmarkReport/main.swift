@@ -52,7 +52,9 @@ func format(_ milliseconds: Double) -> String {
     return String(format: "%.1f µs", milliseconds * 1_000)
 }
 
-let libraries = [("raw", "raw SQLite"), ("grdb", "GRDB statements"), ("records", "GRDB records"), ("ocd", "OpenCoreData")]
+let libraries = [
+    ("raw", "raw SQLite"), ("grdb", "GRDB statements"), ("records", "GRDB records"), ("ocd", "OpenCoreData"),
+]
 let workloads = [
     ("insert", "insert 100,000 + save"),
     ("fetch", "fetch 100,000 + read all attributes"),
@@ -93,7 +95,9 @@ for (key, title) in workloads {
 if !memory.isEmpty {
     print()
     print("Memory while 100,000 items are held (OpenCoreData: registered in a context). Heap bytes per object, the")
-    print("overhead beyond the attribute data (\(String(format: "%.0f", memory.values.first!.attributeBytesPerObject)) bytes")
+    print(
+        "overhead beyond the attribute data (\(String(format: "%.0f", memory.values.first!.attributeBytesPerObject)) bytes"
+    )
     print("per item on average, strings as UTF-8), and the process's peak resident size.")
     print()
     print("| Library | heap per object | overhead per object | peak resident size |")

@@ -150,7 +150,8 @@ public final class ScratchDirectory: @unchecked Sendable {
     public let url: URL
 
     public init(_ name: String) {
-        let base = ProcessInfo.processInfo.environment["OPENCOREDATA_BENCHMARK_DIRECTORY"]
+        let base =
+            ProcessInfo.processInfo.environment["OPENCOREDATA_BENCHMARK_DIRECTORY"]
             .map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FileManager.default.temporaryDirectory
         url = base.appendingPathComponent("ocd-bench-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -30,7 +30,8 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
             NSSQLitePragmasOption: ["journal_mode": "WAL", "synchronous": "NORMAL"] as [String: NSObject]
         ]
         if Self.storeType == NSInMemoryStoreType {
-            _ = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+            _ = try coordinator.addPersistentStore(
+                ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
             if let replay = try? String(contentsOf: url, encoding: .utf8) {
                 for step in replay.split(separator: "\n") {
                     let numbers = step.split(separator: " ").dropFirst().compactMap { Int($0) }

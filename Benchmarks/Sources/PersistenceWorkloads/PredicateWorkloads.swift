@@ -36,7 +36,8 @@ public enum PredicateWorkloads {
 
         public init() throws {
             coordinator = NSPersistentStoreCoordinator(managedObjectModel: BenchmarkModel.shared)
-            _ = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+            _ = try coordinator.addPersistentStore(
+                ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
             let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = coordinator
             self.context = context

@@ -36,7 +36,8 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         _reference = reference
         // Hashed again by whatever table holds the ID, so the key itself will do.
         switch reference {
-        case .temporary(let number): _hashValue = Int(truncatingIfNeeded: number) ^ Int(bitPattern: 0x9E37_79B9_7F4A_7C15)
+        case .temporary(let number):
+            _hashValue = Int(truncatingIfNeeded: number) ^ Int(bitPattern: 0x9E37_79B9_7F4A_7C15)
         case .primaryKey(let key): _hashValue = Int(truncatingIfNeeded: key)
         case .object(let reference): _hashValue = reference.hashValue
         }
