@@ -55,6 +55,12 @@ extension NSManagedObjectContext: ObjectStoreParent {
         }
     }
 
+    /// A parent context holds its objects' relationships in memory: nothing to prefetch.
+    func _prefetchDestinations(
+        of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID],
+        for context: NSManagedObjectContext
+    ) throws {}
+
     func _permanentIDs(for objects: [NSManagedObject], for context: NSManagedObjectContext) throws
         -> [NSManagedObjectID]
     {

@@ -40,7 +40,10 @@ extension NSManagedObjectContext {
         while !_pendingDeletes.isEmpty {
             let batch = _pendingDeletes
             _pendingDeletes = []
-            for object in batch where object._flags.contains(.pendingDeletePropagation) {
+            for (index, object) in batch.enumerated() where object._flags.contains(.pendingDeletePropagation) {
+                if index % Self._prefetchChunk == 0 {
+                    _prefetchRelationshipsForDeletion(of: batch[index..<min(index + Self._prefetchChunk, batch.count)])
+                }
                 object._flags.remove(.pendingDeletePropagation)
                 object.prepareForDeletion()
                 for slot in object._layout.relationshipSlots {
@@ -61,6 +64,30 @@ extension NSManagedObjectContext {
                     }
                 }
             }
+        }
+    }
+
+    /// How many deleted objects have their to-many relationships loaded together.
+    static let _prefetchChunk = 1_000
+
+    /// Loads the to-many relationships that the delete rules of `objects` are about to walk in one request per
+    /// relationship, instead of one per object and relationship.
+    func _prefetchRelationshipsForDeletion(of objects: ArraySlice<NSManagedObject>) {
+        guard let parent = _parentStore, objects.count > 1 else { return }
+        var sources: [ObjectIdentifier: (relationship: NSRelationshipDescription, ids: [NSManagedObjectID])] = [:]
+        for object in objects where object._flags.contains(.pendingDeletePropagation) {
+            guard !object._objectID.isTemporaryID else { continue }
+            for slot in object._layout.relationshipSlots {
+                guard case .toManyFault = object._values[slot],
+                    let relationship = object._layout.slots[slot].property as? NSRelationshipDescription,
+                    relationship._deleteRule == .cascadeDeleteRule || relationship._deleteRule == .nullifyDeleteRule
+                else { continue }
+                sources[ObjectIdentifier(relationship), default: (relationship, [])].ids.append(object._objectID)
+            }
+        }
+        for (_, group) in sources where group.ids.count > 1 {
+            // Only an optimization: if it fails, the faults fire one by one and report their own errors.
+            try? parent._prefetchDestinations(of: group.relationship, from: group.ids, for: self)
         }
     }
 

@@ -51,6 +51,25 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         }
     }
 
+    func _prefetchDestinations(
+        of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID],
+        for context: NSManagedObjectContext
+    ) throws {
+        try _withLock {
+            var byStore: [ObjectIdentifier: (store: NSPersistentStore?, ids: [NSManagedObjectID])] = [:]
+            for objectID in objectIDs where !objectID.isTemporaryID {
+                let key = objectID._store.map(ObjectIdentifier.init) ?? ObjectIdentifier(self)
+                byStore[key, default: (objectID._store, [])].ids.append(objectID)
+            }
+            for (_, group) in byStore {
+                guard let prefetching = (try? _backend(of: group.store)) as? PersistentStoreToManyPrefetching else {
+                    continue
+                }
+                try prefetching.prefetchDestinations(of: relationship, from: group.ids)
+            }
+        }
+    }
+
     func _permanentIDs(for objects: [NSManagedObject], for context: NSManagedObjectContext) throws
         -> [NSManagedObjectID]
     {

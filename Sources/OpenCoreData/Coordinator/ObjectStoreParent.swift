@@ -13,6 +13,13 @@ protocol ObjectStoreParent: AnyObject {
         of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
         for context: NSManagedObjectContext
     ) throws -> [NSManagedObjectID]
+    /// Loads the destinations of `relationship` for many objects at once, so that the faults of the objects'
+    /// relationships fire without a query each (as deleting many objects with delete rules needs). Optional: a
+    /// parent that cannot do better than one object at a time does nothing.
+    func _prefetchDestinations(
+        of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID],
+        for context: NSManagedObjectContext
+    ) throws
     /// Permanent IDs for objects about to be saved.
     func _permanentIDs(for objects: [NSManagedObject], for context: NSManagedObjectContext) throws
         -> [NSManagedObjectID]

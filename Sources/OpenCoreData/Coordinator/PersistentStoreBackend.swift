@@ -92,6 +92,12 @@ package protocol PersistentStoreRowCaching: PersistentStoreBackend {
     func row(for objectID: NSManagedObjectID, stalenessInterval: TimeInterval) throws -> StoreRow?
 }
 
+/// A store that can load the destinations of one to-many relationship for many objects in one go, into the cache
+/// that `destinations(of:from:)` then answers from.
+package protocol PersistentStoreToManyPrefetching: PersistentStoreBackend {
+    func prefetchDestinations(of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID]) throws
+}
+
 /// Thrown by `PersistentStoreBackend.save(_:)` when rows changed underneath the saving context.
 package struct StoreConflicts: Error {
     package let conflicts: [StoreConflict]

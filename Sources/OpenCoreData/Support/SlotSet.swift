@@ -1,5 +1,5 @@
 /// A set of property slots (small integers), stored inline for entities of up to 64 properties.
-package struct SlotSet: Equatable {
+package struct SlotSet: Hashable {
     private var low: UInt64 = 0
     private var high: [UInt64] = []
 

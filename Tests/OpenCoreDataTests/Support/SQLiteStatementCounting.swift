@@ -25,6 +25,15 @@ final class SQLiteReadCounter {
         #endif
     }
 
+    /// The statements recorded (empty where statements cannot be recorded), for failure messages.
+    var statements: [String] {
+        #if !canImport(CoreData)
+        return recorder.statements
+        #else
+        return []
+        #endif
+    }
+
     /// Whether `table` was read `count` times (always true where statements cannot be counted).
     func read(_ table: String, times count: Int) -> Bool {
         reads(table).map { $0 == count } ?? true

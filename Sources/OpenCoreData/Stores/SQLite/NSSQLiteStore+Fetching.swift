@@ -16,7 +16,7 @@ struct SQLiteToManyKey: Hashable {
 /// `StoredValue`s. Every row read is kept as a snapshot (the row cache) that fulfils faults while fresh enough; rows
 /// wanted soon — the rest of a fetch with `fetchBatchSize`, the destinations of
 /// `relationshipKeyPathsForPrefetching` — are loaded together, one query per batch or relationship.
-extension NSSQLiteStore: PersistentStoreRowCaching {
+extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetching {
     /// How many rows the caches hold before they are emptied.
     private static let cacheLimit = 100_000
 
@@ -153,10 +153,8 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
         var rows: [StoreRow] = []
         for (_, group) in byTable {
             // The keys travel as one bound JSON array, so that one cached statement serves every batch size.
-            let statement = try connection.statement(
-                "SELECT \(group.table.selectList(alias: "t0")) FROM \(group.table.name) t0 WHERE t0.Z_PK IN "
-                    + "(SELECT value FROM json_each(?))")
-            statement.bind(.text("[" + group.keys.map(String.init).joined(separator: ",") + "]"), at: 1)
+            let statement = try connection.statement(group.table.selectByPrimaryKeysSQL)
+            statement.bind(SQLiteTable.keyList(group.keys), at: 1)
             while try statement.step() {
                 if let row = _decodeRow(statement, mapping: mapping, values: true) { rows.append(row) }
             }
@@ -232,10 +230,19 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
             if case .foreignKey(let table, let column, let order) = storage {
                 // The destinations' rows come with their keys, as Core Data reads them when a to-many fault fires:
                 // their own faults then fire from the row cache instead of with one query each.
-                let ordering = (order.map { ["t0.\($0)"] } ?? []) + ["t0.Z_PK"]
-                let statement = try connection.statement(
-                    "SELECT \(table.selectList(alias: "t0")) FROM \(table.name) t0 WHERE t0.\(column) = ? ORDER BY "
-                        + ordering.joined(separator: ", "))
+                let sql: String
+                if let cached = _destinationRowsSQL[ObjectIdentifier(relationship)],
+                    cached.relationship === relationship
+                {
+                    sql = cached.sql
+                } else {
+                    let ordering = (order.map { ["t0.\($0)"] } ?? []) + ["t0.Z_PK"]
+                    sql =
+                        "SELECT \(table.selectList(alias: "t0")) FROM \(table.name) t0 WHERE t0.\(column) = ? ORDER BY "
+                        + ordering.joined(separator: ", ")
+                    _destinationRowsSQL[ObjectIdentifier(relationship)] = (relationship, sql)
+                }
+                let statement = try connection.statement(sql)
                 statement.bind(key, at: 1)
                 var rows: [StoreRow] = []
                 while try statement.step() {
@@ -280,6 +287,85 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
 
     // MARK: Prefetching
 
+    package func prefetchDestinations(of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID])
+        throws
+    {
+        let (connection, mapping) = try _openStore()
+        // Sources of several entities share a relationship through inheritance; group them by where it is stored.
+        var groups: [String: (storage: SQLiteToManyStorage, sources: [NSManagedObjectID])] = [:]
+        for objectID in objectIDs where objectID._store === self {
+            guard let entity = mapping.entity(objectID._entity),
+                let slot = entity.entity._caches.slotByName[relationship._name], slot < entity.slots.count,
+                case .toMany(let storage, _) = entity.slots[slot]
+            else { continue }
+            let place: String
+            switch storage {
+            case .foreignKey(let destination, let column, _): place = destination.name + "." + column
+            case .join(let join): place = join.table + "." + join.sourceColumn
+            }
+            groups[place, default: (storage, [])].sources.append(objectID)
+        }
+        do {
+            for (_, group) in groups {
+                try _loadDestinations(
+                    group.storage, of: relationship, from: group.sources, connection: connection, mapping: mapping)
+            }
+        } catch let error as SQLiteError {
+            throw error.coreDataError(url: _url, action: "fetching from")
+        }
+    }
+
+    /// Loads the destinations of `relationship` (stored as `storage`) of every source in one query, into the cache
+    /// that `destinations(of:from:)` answers from, and their rows into the row cache. Returns those rows.
+    @discardableResult
+    private func _loadDestinations(
+        _ storage: SQLiteToManyStorage, of relationship: NSRelationshipDescription, from sources: [NSManagedObjectID],
+        connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws -> [StoreRow] {
+        var byKey: [Int64: NSManagedObjectID] = [:]
+        for source in sources {
+            if let key = source._primaryKey { byKey[key] = source }
+        }
+        guard !byKey.isEmpty else { return [] }
+        var destinations: [Int64: [NSManagedObjectID]] = [:]
+        var rows: [StoreRow] = []
+        if case .foreignKey(let table, let column, let order) = storage {
+            // The destinations' rows come in the same query, behind the source's key.
+            let ordering = (order.map { ["t0.\($0)"] } ?? []) + ["t0.Z_PK"]
+            let statement = try connection.statement(
+                "SELECT t0.\(column), \(table.selectList(alias: "t0")) FROM \(table.name) t0 WHERE t0.\(column) IN "
+                    + "\(SQLiteTable.boundKeys) ORDER BY t0.\(column), \(ordering.joined(separator: ", "))")
+            statement.bind(SQLiteTable.keyList(byKey.keys), at: 1)
+            while try statement.step() {
+                guard let row = _decodeRow(statement, mapping: mapping, values: true, offset: 1) else { continue }
+                destinations[statement.int64(0), default: []].append(row.objectID)
+                rows.append(row)
+            }
+            statement.reset()
+            _remember(rows)
+        } else {
+            let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: true))
+            statement.bind(SQLiteTable.keyList(byKey.keys), at: 1)
+            var all: [NSManagedObjectID] = []
+            while try statement.step() {
+                guard let entity = mapping.entity(number: statement.int64(1)) else { continue }
+                let destination = NSManagedObjectID(
+                    entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0)))
+                destinations[statement.int64(2), default: []].append(destination)
+                all.append(destination)
+            }
+            statement.reset()
+            rows = all.compactMap { _snapshots[$0]?.row }
+            let missing = all.filter { _snapshots[$0] == nil }
+            rows += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
+        }
+        for (key, source) in byKey {
+            _toManyCache[SQLiteToManyKey(objectID: source, relationship: ObjectIdentifier(relationship))] =
+                destinations[key] ?? []
+        }
+        return rows
+    }
+
     /// Loads the destinations along each of `keyPaths` for `rows` in one query per relationship, into the caches
     /// that firing their faults reads.
     private func _prefetch(_ keyPaths: [String]?, of rows: [StoreRow], mapping: SQLiteModelMapping) throws {
@@ -318,30 +404,9 @@ extension NSSQLiteStore: PersistentStoreRowCaching {
                 for entry in toMany { groups[ObjectIdentifier(entry.relationship), default: []].append(entry) }
                 for (_, group) in groups {
                     let (storage, relationship, _) = group[0]
-                    let sources = Dictionary(
-                        group.compactMap { entry in entry.2.objectID._primaryKey.map { ($0, entry.2.objectID) } },
-                        uniquingKeysWith: { first, _ in first })
-                    var destinations: [Int64: [NSManagedObjectID]] = [:]
-                    let statement = try connection.statement(
-                        Self._destinationsSQL(storage, mapping: mapping, many: true))
-                    statement.bind(.text("[" + sources.keys.map(String.init).joined(separator: ",") + "]"), at: 1)
-                    while try statement.step() {
-                        guard let entity = mapping.entity(number: statement.int64(1)) else { continue }
-                        destinations[statement.int64(2), default: []].append(
-                            NSManagedObjectID(
-                                entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0))))
-                    }
-                    statement.reset()
-                    var all: [NSManagedObjectID] = []
-                    for (key, source) in sources {
-                        let found = destinations[key] ?? []
-                        _toManyCache[SQLiteToManyKey(objectID: source, relationship: ObjectIdentifier(relationship))] =
-                            found
-                        all += found
-                    }
-                    next += all.compactMap { _snapshots[$0]?.row }
-                    let missing = all.filter { _snapshots[$0] == nil }
-                    next += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
+                    next += try _loadDestinations(
+                        storage, of: relationship, from: group.map(\.2.objectID), connection: connection,
+                        mapping: mapping)
                 }
                 level = next
             }

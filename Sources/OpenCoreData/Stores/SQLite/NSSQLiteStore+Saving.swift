@@ -20,6 +20,12 @@ struct SQLiteInsertPlan {
     let derived: [(name: String, write: SQLiteWrite)]
 }
 
+/// Which UPDATE statement a change needs: its entity and the slots that changed.
+struct SQLiteUpdateKey: Hashable {
+    let entity: Int64
+    let slots: SlotSet
+}
+
 /// Saving: one immediate transaction per save. Versions (`Z_OPT`) are checked first, so that a save whose objects
 /// changed underneath it fails with `StoreConflicts` before anything is written; then deletions, insertions,
 /// updates (changed columns only, `Z_OPT` + 1), many-to-many join rows, ordered-relationship positions and, if it
@@ -97,14 +103,29 @@ extension NSSQLiteStore {
     private func _save(
         _ changes: StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws -> StoreSaveResult {
-        // 1. Versions: nothing is written if any object changed underneath the saving context.
+        // 1. Versions: nothing is written if any object changed underneath the saving context. One query per table
+        // reads them all.
+        var byTable: [ObjectIdentifier: (table: SQLiteTable, keys: [Int64])] = [:]
+        for change in [changes.updated, changes.deleted].joined() {
+            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+            byTable[ObjectIdentifier(entity.table), default: (entity.table, [])].keys.append(key)
+        }
+        var stored: [ObjectIdentifier: [Int64: Int64]] = [:]
+        for (identifier, group) in byTable {
+            let statement = try connection.statement(group.table.selectVersionsSQL)
+            statement.bind(SQLiteTable.keyList(group.keys), at: 1)
+            var versions: [Int64: Int64] = [:]
+            versions.reserveCapacity(group.keys.count)
+            while try statement.step() { versions[statement.int64(0)] = statement.int64(1) }
+            statement.reset()
+            stored[identifier] = versions
+        }
         var current: ObjectIDDictionary<Int64> = [:]
         var conflicts: [StoreConflict] = []
         for change in [changes.updated, changes.deleted].joined() {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            let version = try connection.statement("SELECT Z_OPT FROM \(entity.table.name) WHERE Z_PK = ?")
-                .scalarInteger([.integer(key)])
-            if let version { current[change.objectID] = version }
+            let version = stored[ObjectIdentifier(entity.table)]?[key]
+            if let version, version != change.expectedVersion { current[change.objectID] = version }
             if !change.forced, version != change.expectedVersion {
                 let row = version == nil ? nil : try row(for: change.objectID)
                 conflicts.append(
@@ -114,12 +135,18 @@ extension NSSQLiteStore {
         if !conflicts.isEmpty { throw StoreConflicts(conflicts) }
 
         var result = StoreSaveResult()
-        // 2. Deletions, first, so that an insertion may take a deleted object's unique values.
+        // 2. Deletions, first, so that an insertion may take a deleted object's unique values: one statement per
+        // table, and one per join table that refers to it.
+        var deletedByTable: [ObjectIdentifier: (table: SQLiteTable, keys: [Int64])] = [:]
         for change in changes.deleted {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            try connection.statement("DELETE FROM \(entity.table.name) WHERE Z_PK = ?").run([.integer(key)])
-            for (table, column) in mapping.joinColumns(holdingKeysOf: entity.table) {
-                try connection.statement("DELETE FROM \(table) WHERE \(column) = ?").run([.integer(key)])
+            deletedByTable[ObjectIdentifier(entity.table), default: (entity.table, [])].keys.append(key)
+        }
+        for (_, group) in deletedByTable.sorted(by: { $0.value.table.rootNumber < $1.value.table.rootNumber }) {
+            let keys = SQLiteTable.keyList(group.keys)
+            try connection.statement(group.table.deleteByPrimaryKeysSQL).run([keys])
+            for (table, column) in mapping.joinColumns(holdingKeysOf: group.table) {
+                try connection.statement("DELETE FROM \(table) WHERE \(column) IN \(SQLiteTable.boundKeys)").run([keys])
             }
         }
         // 3. Insertions.
@@ -139,21 +166,14 @@ extension NSSQLiteStore {
         // 4. Updates: the changed columns, and a new version even when only to-many relationships changed.
         for change in changes.updated {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            let plan = _insertPlan(for: entity, mapping: mapping)
-            var columns: [(name: String, write: SQLiteWrite)] = []
-            for slot in change.changedSlots.elements {
-                columns += plan.columnsBySlot[slot] ?? []
-            }
-            columns += plan.derived
+            let plan = _updatePlan(for: entity, slots: change.changedSlots, mapping: mapping)
             let version = (current[change.objectID] ?? change.expectedVersion) + 1
-            let assignments = (["Z_OPT = ?"] + columns.map { "\($0.name) = ?" }).joined(separator: ", ")
-            let statement = try connection.statement(
-                "UPDATE \(entity.table.name) SET \(assignments) WHERE Z_PK = ?")
+            let statement = try connection.statement(plan.sql)
             statement.bind(version, at: 1)
-            for (offset, column) in columns.enumerated() {
-                statement.bind(try _value(column.write, of: change, mapping: mapping), at: Int32(offset + 2))
+            for (offset, write) in plan.writes.enumerated() {
+                statement.bind(try _value(write, of: change, mapping: mapping), at: Int32(offset + 2))
             }
-            statement.bind(key, at: Int32(columns.count + 2))
+            statement.bind(key, at: Int32(plan.writes.count + 2))
             while try statement.step() {}
             result.versions[change.objectID] = version
         }
@@ -193,6 +213,7 @@ extension NSSQLiteStore {
         _remember(rows)
         for change in changes.deleted { _snapshots[change.objectID] = nil }
         // Counts kept by triggers changed in SQLite, not in the saved values: forget the rows that hold them.
+        guard !mapping.derivedCounts.isEmpty else { return }
         let touched = Set(
             (changes.inserted + changes.updated + changes.deleted).compactMap {
                 mapping.entity($0.objectID._entity)?.table.name
@@ -322,6 +343,26 @@ extension NSSQLiteStore {
             }
             return .integer(key)
         }
+    }
+
+    /// The UPDATE of the columns of `slots` (and of derived attributes) of `entity`'s rows, cached per entity and
+    /// set of slots: its SQL and the writes bound after `Z_OPT` (the primary key comes last).
+    func _updatePlan(for entity: SQLiteEntityMapping, slots: SlotSet, mapping: SQLiteModelMapping)
+        -> (sql: String, writes: [SQLiteWrite])
+    {
+        let key = SQLiteUpdateKey(entity: entity.number, slots: slots)
+        if let plan = _updatePlans[key] { return plan }
+        let insert = _insertPlan(for: entity, mapping: mapping)
+        var columns: [(name: String, write: SQLiteWrite)] = []
+        for slot in slots.elements {
+            columns += insert.columnsBySlot[slot] ?? []
+        }
+        columns += insert.derived
+        let assignments = (["Z_OPT = ?"] + columns.map { "\($0.name) = ?" }).joined(separator: ", ")
+        let plan = (sql: "UPDATE \(entity.table.name) SET \(assignments) WHERE Z_PK = ?", writes: columns.map(\.write))
+        if _updatePlans.count > 1_000 { _updatePlans.removeAll() }
+        _updatePlans[key] = plan
+        return plan
     }
 
     /// The INSERT of `entity`'s rows (cached per entity).

@@ -34,6 +34,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     var _nextBatch = 0
     /// Per entity number: the INSERT statement's columns.
     var _insertPlans: [Int64: SQLiteInsertPlan] = [:]
+    /// The query that reads a to-many relationship's destination rows, per relationship.
+    var _destinationRowsSQL: [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
+    var _updatePlans: [SQLiteUpdateKey: (sql: String, writes: [SQLiteWrite])] = [:]
 
     override var type: String { NSSQLiteStoreType }
 

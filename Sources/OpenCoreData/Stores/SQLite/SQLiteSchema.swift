@@ -78,19 +78,42 @@ final class SQLiteTable {
     /// Whether several entities share the table (and so `Z_ENT` is indexed).
     var isShared = false
 
-    init(name: String, rootNumber: Int64) {
-        self.name = name
-        self.rootNumber = rootNumber
-    }
-
     /// `SELECT <every column> FROM <table> t0 WHERE t0.Z_PK = ?`: the query that fulfils one fault, made once
     /// rather than for every fault.
     private(set) var selectByPrimaryKeySQL = ""
+    /// The same for many rows: their keys are bound as one JSON array (`SQLiteTable.keyList(_:)`), so that one
+    /// cached statement serves every number of rows.
+    private(set) var selectByPrimaryKeysSQL = ""
+    /// `Z_PK, Z_OPT` of the rows whose keys are bound as a JSON array: the versions a save checks.
+    let selectVersionsSQL: String
+    /// Deletes the rows whose keys are bound as a JSON array.
+    let deleteByPrimaryKeysSQL: String
+
+    init(name: String, rootNumber: Int64) {
+        self.name = name
+        self.rootNumber = rootNumber
+        selectVersionsSQL = "SELECT Z_PK, Z_OPT FROM \(name) WHERE Z_PK IN \(Self.boundKeys)"
+        deleteByPrimaryKeysSQL = "DELETE FROM \(name) WHERE Z_PK IN \(Self.boundKeys)"
+    }
+
+    /// The SQL that stands for a set of keys bound as one JSON array.
+    static let boundKeys = "(SELECT value FROM json_each(?))"
+
+    /// `keys` as the JSON array that `boundKeys` reads.
+    static func keyList(_ keys: some Sequence<Int64>) -> SQLiteValue {
+        var text = "["
+        for key in keys {
+            if text.utf8.count > 1 { text += "," }
+            text += String(key)
+        }
+        return .text(text + "]")
+    }
 
     func setColumns(_ columns: [SQLiteColumn]) {
         self.columns = columns
         columnIndex = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1.name, $0) })
         selectByPrimaryKeySQL = "SELECT \(selectList(alias: "t0")) FROM \(name) t0 WHERE t0.Z_PK = ?"
+        selectByPrimaryKeysSQL = "SELECT \(selectList(alias: "t0")) FROM \(name) t0 WHERE t0.Z_PK IN \(Self.boundKeys)"
     }
 
     /// `t.Z_PK, t.Z_ENT, t.Z_OPT, t.<column>…`: every column, in table order, for `alias`.
@@ -186,6 +209,11 @@ final class SQLiteModelMapping {
     let derivedCounts: [SQLiteDerivedCount]
     private let byName: [String: SQLiteEntityMapping]
     private let byNumber: [Int64: SQLiteEntityMapping]
+    /// The mappings by the identity of the model's own entity descriptions: the common case, without hashing a
+    /// name. The mapping keeps those descriptions alive, so an identifier here cannot come to name another one.
+    private let byIdentity: [ObjectIdentifier: SQLiteEntityMapping]
+    /// `joinColumns(holdingKeysOf:)` of every table, by table name.
+    private var joinColumnsByTable: [String: [(table: String, column: String)]] = [:]
 
     /// The mapping of `configuration`'s entities of `model`.
     init(model: NSManagedObjectModel, configuration: String?) {
@@ -238,6 +266,7 @@ final class SQLiteModelMapping {
         let lookup = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         byName = lookup
         byNumber = Dictionary(uniqueKeysWithValues: entities.map { ($0.number, $0) })
+        byIdentity = Dictionary(uniqueKeysWithValues: entities.map { (ObjectIdentifier($0.entity), $0) })
 
         let numbersByName = Dictionary(entities.map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
         func number(of entity: NSEntityDescription?) -> Int64 {
@@ -409,6 +438,9 @@ final class SQLiteModelMapping {
             mapping.toManySlots = toManySlots
         }
         self.derivedCounts = derivedCounts
+        for table in tables {
+            joinColumnsByTable[table.name] = _joinColumns(holdingKeysOf: table)
+        }
     }
 
     private static func columnIndex(forAttribute attribute: NSAttributeDescription, in table: SQLiteTable) -> Int? {
@@ -466,6 +498,10 @@ final class SQLiteModelMapping {
 
     /// The join-table columns that hold primary keys of `table`'s rows (whose rows go when those rows are deleted).
     func joinColumns(holdingKeysOf table: SQLiteTable) -> [(table: String, column: String)] {
+        joinColumnsByTable[table.name] ?? []
+    }
+
+    private func _joinColumns(holdingKeysOf table: SQLiteTable) -> [(table: String, column: String)] {
         var columns: [(table: String, column: String)] = []
         for entity in entities {
             for case .toMany(.join(let join), _) in entity.slots {
@@ -483,7 +519,9 @@ final class SQLiteModelMapping {
     }
 
     /// The mapping of `entity` (matched by name, so that equal models work alike).
-    func entity(_ entity: NSEntityDescription) -> SQLiteEntityMapping? { byName[entity._name ?? ""] }
+    func entity(_ entity: NSEntityDescription) -> SQLiteEntityMapping? {
+        byIdentity[ObjectIdentifier(entity)] ?? byName[entity._name ?? ""]
+    }
 
     /// The mapping of entity number `number`.
     func entity(number: Int64) -> SQLiteEntityMapping? { byNumber[number] }
