@@ -141,6 +141,9 @@ extension NSManagedObjectContext {
         objects.reserveCapacity(rows.count)
         let loadsValues = request.includesPropertyValues
         let asFaults = request.returnsObjectsAsFaults
+        // The class of the last entity seen: rows come mostly of one entity, and finding a class takes a lock.
+        var lastEntity: NSEntityDescription?
+        var lastClass: NSManagedObject.Type = NSManagedObject.self
         for row in rows {
             if let registered = _registry[row.objectID]?.takeUnretainedValue() {
                 if registered._values.isEmpty, loadsValues, !row.values.isEmpty {
@@ -160,7 +163,12 @@ extension NSManagedObjectContext {
                 objects.append(registered)
                 continue
             }
-            let object = _materialize(row.objectID, row: loadsValues && !row.values.isEmpty ? row : nil)
+            if row.objectID._entity !== lastEntity {
+                lastEntity = row.objectID._entity
+                lastClass = ManagedObjectClassRegistry.objectClass(for: row.objectID._entity)
+            }
+            let object = _materialize(
+                row.objectID, row: loadsValues && !row.values.isEmpty ? row : nil, objectClass: lastClass)
             if object._values.isEmpty {
                 object._flags.insert(.fault)
             } else if asFaults {

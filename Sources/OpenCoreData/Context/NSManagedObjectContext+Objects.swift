@@ -108,8 +108,10 @@ extension NSManagedObjectContext {
     }
 
     /// A new registered object for a stored object: a fault, or filled with `row`.
-    func _materialize(_ objectID: NSManagedObjectID, row: StoreRow?) -> NSManagedObject {
-        let objectClass = ManagedObjectClassRegistry.objectClass(for: objectID._entity)
+    func _materialize(
+        _ objectID: NSManagedObjectID, row: StoreRow?, objectClass: NSManagedObject.Type? = nil
+    ) -> NSManagedObject {
+        let objectClass = objectClass ?? ManagedObjectClassRegistry.objectClass(for: objectID._entity)
         let object = NSManagedObject._makeExisting(objectClass, objectID: objectID, context: self, row: row)
         _register(object)
         return object

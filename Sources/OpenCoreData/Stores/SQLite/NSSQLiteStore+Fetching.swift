@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// A row as the store last read or wrote it, and when (seconds of system uptime).
@@ -79,12 +80,42 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         let objectID = NSManagedObjectID(entity: entity.entity, store: self, reference: .primaryKey(key))
         guard values else { return StoreRow(objectID: objectID, values: [], version: version) }
         var row = ContiguousArray<StoredValue>(repeating: .null, count: entity.slots.count)
-        for (slot, column) in entity.readPlan {
+        for step in entity.readSteps {
+            let column = step.column + offset
+            let storage = statement.columnType(column)
+            if storage == SQLITE_NULL { continue }
+            switch step.kind {
+            case .integer:
+                if storage != SQLITE_FLOAT {
+                    row[step.slot] = .int(statement.int64(column))
+                    continue
+                }
+            case .boolean:
+                row[step.slot] = .bool(statement.int64(column) != 0)
+                continue
+            case .double:
+                row[step.slot] = .double(statement.double(column))
+                continue
+            case .float:
+                row[step.slot] = .float(Float(statement.double(column)))
+                continue
+            case .date:
+                row[step.slot] = .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
+                continue
+            case .string:
+                row[step.slot] = .string(statement.text(column))
+                continue
+            case .binary:
+                row[step.slot] = .data(statement.blob(column))
+                continue
+            case .general:
+                break
+            }
+            let slot = step.slot
             switch entity.slots[slot] {
             case .attribute(_, let type, let attribute), .derived(_, let type, let attribute):
-                row[slot] = SQLiteValueCoding.read(statement, column: column + offset, type: type, attribute: attribute)
+                row[slot] = SQLiteValueCoding.read(statement, column: column, type: type, attribute: attribute)
             case .toOne(_, let entityColumn, let relationship):
-                guard !statement.isNull(column + offset) else { continue }
                 var destination = relationship._destinationEntity.flatMap(mapping.entity)
                 if let entityColumn, !statement.isNull(Int32(entityColumn + 3) + offset),
                     let actual = mapping.entity(number: statement.int64(Int32(entityColumn + 3) + offset))
@@ -95,7 +126,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 row[slot] = .objectID(
                     NSManagedObjectID(
                         entity: destination.entity, store: self,
-                        reference: .primaryKey(statement.int64(column + offset))
+                        reference: .primaryKey(statement.int64(column))
                     ))
             case .toMany, .none:
                 break

@@ -170,7 +170,14 @@ final class SQLiteEntityMapping {
     /// One entry per slot of `entity._caches.slots`.
     var slots: [Slot] = []
     /// The slots read from a fetched row: (slot, column offset in the select list).
-    var readPlan: [(slot: Int, column: Int32)] = []
+    var readPlan: [(slot: Int, column: Int32)] = [] {
+        didSet {
+            readSteps = readPlan.map { SQLiteReadStep(slot: $0.slot, column: $0.column, storage: slots[$0.slot]) }
+        }
+    }
+    /// `readPlan` with what each column holds, as plain values: decoding a row switches on them instead of
+    /// copying `slots`' payloads (and retaining their descriptions) for every column of every row.
+    private(set) var readSteps: [SQLiteReadStep] = []
     /// The slots of to-many relationships (stored as faults in rows).
     var toManySlots: [Int] = []
 
@@ -180,6 +187,38 @@ final class SQLiteEntityMapping {
         self.number = number
         self.superNumber = superNumber
         self.table = table
+    }
+}
+
+/// How one column of a fetched row is decoded.
+struct SQLiteReadStep {
+    enum Kind: UInt8 {
+        case integer, boolean, double, float, date, string, binary
+        /// Anything else (decimals, UUIDs, URIs, transformables, to-one keys): read through the slot's description.
+        case general
+    }
+
+    let slot: Int
+    let column: Int32
+    let kind: Kind
+
+    init(slot: Int, column: Int32, storage: SQLiteEntityMapping.Slot) {
+        self.slot = slot
+        self.column = column
+        guard case .attribute(_, let type, _) = storage else {
+            kind = .general
+            return
+        }
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: kind = .integer
+        case .booleanAttributeType: kind = .boolean
+        case .doubleAttributeType: kind = .double
+        case .floatAttributeType: kind = .float
+        case .dateAttributeType: kind = .date
+        case .stringAttributeType: kind = .string
+        case .binaryDataAttributeType: kind = .binary
+        default: kind = .general
+        }
     }
 }
 
