@@ -76,11 +76,15 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         try _withLock {
             var result = objects.map(\.objectID)
             var byStore: [ObjectIdentifier: (store: NSPersistentStore, indices: [Int])] = [:]
+            // The store of each entity, found once per entity rather than once per object.
+            var storeOfEntity: [ObjectIdentifier: NSPersistentStore] = [:]
             for (index, object) in objects.enumerated() where object._objectID.isTemporaryID {
-                guard
-                    let store = _stores(for: object._entity).first(where: { !$0.isReadOnly })
-                        ?? _stores(for: object._entity).first
-                else {
+                let entityKey = ObjectIdentifier(object._entity)
+                if storeOfEntity[entityKey] == nil {
+                    let candidates = _stores(for: object._entity)
+                    storeOfEntity[entityKey] = candidates.first(where: { !$0.isReadOnly }) ?? candidates.first
+                }
+                guard let store = storeOfEntity[entityKey] else {
                     throw coreDataError(
                         NSPersistentStoreSaveError,
                         """

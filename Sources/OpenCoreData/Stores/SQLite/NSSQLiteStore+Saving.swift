@@ -149,11 +149,18 @@ extension NSSQLiteStore {
                 try connection.statement("DELETE FROM \(table) WHERE \(column) IN \(SQLiteTable.boundKeys)").run([keys])
             }
         }
-        // 3. Insertions.
+        // 3. Insertions (the statement of the entity of the previous row is usually the one wanted again).
+        var previous: (entity: SQLiteEntityMapping, plan: SQLiteInsertPlan, statement: SQLiteStatement)?
         for change in changes.inserted {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            let plan = _insertPlan(for: entity, mapping: mapping)
-            let statement = try connection.statement(plan.sql)
+            if let previous, previous.entity === entity {
+                previous.statement.reset()
+                if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(previous.plan.sql) }
+            } else {
+                let plan = _insertPlan(for: entity, mapping: mapping)
+                previous = (entity, plan, try connection.statement(plan.sql))
+            }
+            let (_, plan, statement) = previous!
             statement.bind(key, at: 1)
             statement.bind(entity.number, at: 2)
             statement.bind(Int64(1), at: 3)
@@ -201,13 +208,8 @@ extension NSSQLiteStore {
                 continue
             }
             var values = change.values
-            for (slot, storage) in entity.slots.enumerated() where slot < values.count {
-                switch storage {
-                case .none: values[slot] = .null
-                case .toMany: values[slot] = .toManyFault
-                default: break
-                }
-            }
+            for slot in entity.unstoredSlots where slot < values.count { values[slot] = .null }
+            for slot in entity.toManySlots where slot < values.count { values[slot] = .toManyFault }
             rows.append(StoreRow(objectID: change.objectID, values: values, version: version))
         }
         _remember(rows)

@@ -168,7 +168,16 @@ final class SQLiteEntityMapping {
     /// This entity's number and its subentities' (recursively).
     var kindNumbers: [Int64] = []
     /// One entry per slot of `entity._caches.slots`.
-    var slots: [Slot] = []
+    var slots: [Slot] = [] {
+        didSet {
+            unstoredSlots = slots.indices.filter {
+                if case .none = slots[$0] { return true }
+                return false
+            }
+        }
+    }
+    /// The slots that are not stored (transient and fetched properties).
+    private(set) var unstoredSlots: [Int] = []
     /// The slots read from a fetched row: (slot, column offset in the select list).
     var readPlan: [(slot: Int, column: Int32)] = [] {
         didSet {
