@@ -161,6 +161,35 @@ extension NSManagedObjectContext {
         return try parent._destinationIDs(of: relationship, from: object._objectID, for: self)
     }
 
+    /// The destinations of a to-many relationship of a stored object, as registered objects: the registered
+    /// object where there is one, else a new one holding its values if the store had them at hand (and reporting
+    /// itself a fault until touched, as fetched objects do).
+    func _destinationObjects(of object: NSManagedObject, slot: Int) throws -> [NSManagedObject] {
+        guard let relationship = object._layout.slots[slot].property as? NSRelationshipDescription,
+            !object._objectID.isTemporaryID, let parent = _parentStore
+        else { return [] }
+        let rows = try parent._destinationRows(of: relationship, from: object._objectID, for: self)
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        var lastEntity: NSEntityDescription?
+        var lastClass: NSManagedObject.Type = NSManagedObject.self
+        for row in rows {
+            if let registered = _registry[row.objectID] {
+                objects.append(registered.takeUnretainedValue())
+                continue
+            }
+            if row.objectID._entity !== lastEntity {
+                lastEntity = row.objectID._entity
+                lastClass = ManagedObjectClassRegistry.objectClass(for: row.objectID._entity)
+            }
+            let destination = _materialize(
+                row.objectID, row: row.values.isEmpty ? nil : row, objectClass: lastClass)
+            destination._flags.insert(.fault)
+            objects.append(destination)
+        }
+        return objects
+    }
+
     /// The destinations of a to-many relationship as last saved.
     func _committedDestinationIDs(of object: NSManagedObject, slot: Int) throws -> [NSManagedObjectID] {
         try _destinationIDs(of: object, slot: slot)

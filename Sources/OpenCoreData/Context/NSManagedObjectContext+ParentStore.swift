@@ -55,6 +55,15 @@ extension NSManagedObjectContext: ObjectStoreParent {
         }
     }
 
+    func _destinationRows(
+        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
+        for context: NSManagedObjectContext
+    ) throws -> [StoreRow] {
+        try _destinationIDs(of: relationship, from: objectID, for: context).map {
+            StoreRow(objectID: $0, values: [], version: 0)
+        }
+    }
+
     /// A parent context holds its objects' relationships in memory: nothing to prefetch.
     func _prefetchDestinations(
         of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID],

@@ -51,6 +51,22 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         }
     }
 
+    func _destinationRows(
+        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
+        for context: NSManagedObjectContext
+    ) throws -> [StoreRow] {
+        try _withLock {
+            guard !objectID.isTemporaryID else { return [] }
+            let backend = try _backend(of: objectID._store)
+            if let rows = backend as? PersistentStoreToManyRows {
+                return try rows.destinationRows(of: relationship, from: objectID)
+            }
+            return try backend.destinations(of: relationship, from: objectID).map {
+                StoreRow(objectID: $0, values: [], version: 0)
+            }
+        }
+    }
+
     func _prefetchDestinations(
         of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID],
         for context: NSManagedObjectContext

@@ -13,6 +13,12 @@ protocol ObjectStoreParent: AnyObject {
         of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
         for context: NSManagedObjectContext
     ) throws -> [NSManagedObjectID]
+    /// The destinations of a to-many relationship of one object with their values where they are at hand (rows
+    /// with empty `values` otherwise), so that the objects need not fetch them one by one when first touched.
+    func _destinationRows(
+        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
+        for context: NSManagedObjectContext
+    ) throws -> [StoreRow]
     /// Loads the destinations of `relationship` for many objects at once, so that the faults of the objects'
     /// relationships fire without a query each (as deleting many objects with delete rules needs). Optional: a
     /// parent that cannot do better than one object at a time does nothing.

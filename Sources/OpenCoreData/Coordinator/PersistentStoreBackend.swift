@@ -92,6 +92,13 @@ package protocol PersistentStoreRowCaching: PersistentStoreBackend {
     func row(for objectID: NSManagedObjectID, stalenessInterval: TimeInterval) throws -> StoreRow?
 }
 
+/// A store that hands out the rows of a to-many relationship's destinations along with their IDs (rows with empty
+/// `values` where it has none at hand).
+package protocol PersistentStoreToManyRows: PersistentStoreBackend {
+    func destinationRows(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws
+        -> [StoreRow]
+}
+
 /// A store that can load the destinations of one to-many relationship for many objects in one go, into the cache
 /// that `destinations(of:from:)` then answers from.
 package protocol PersistentStoreToManyPrefetching: PersistentStoreBackend {

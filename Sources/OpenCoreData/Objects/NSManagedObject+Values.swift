@@ -61,8 +61,7 @@ extension NSManagedObject {
             _values[slot] = .toMany(empty)
             return empty
         }
-        let ids = (try? context._destinationIDs(of: self, slot: slot)) ?? []
-        let contents = RelationshipContents(ids.map { context.object(with: $0) })
+        let contents = RelationshipContents((try? context._destinationObjects(of: self, slot: slot)) ?? [])
         _values[slot] = .toMany(contents)
         return contents
     }

@@ -18,7 +18,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         /// A row of a SQL store, or a numbered object of an atomic store.
         case primaryKey(Int64)
         /// The reference object an atomic or custom incremental store chose.
-        case object(AnyHashable)
+        indirect case object(AnyHashable)
     }
 
     let _entity: NSEntityDescription

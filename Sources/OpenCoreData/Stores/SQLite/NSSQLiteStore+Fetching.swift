@@ -17,7 +17,7 @@ struct SQLiteToManyKey: Hashable {
 /// `StoredValue`s. Every row read is kept as a snapshot (the row cache) that fulfils faults while fresh enough; rows
 /// wanted soon — the rest of a fetch with `fetchBatchSize`, the destinations of
 /// `relationshipKeyPathsForPrefetching` — are loaded together, one query per batch or relationship.
-extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetching {
+extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetching, PersistentStoreToManyRows {
     /// How many rows the caches hold before they are emptied.
     private static let cacheLimit = 100_000
 
@@ -250,8 +250,17 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
     package func destinations(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws
         -> [NSManagedObjectID]
     {
+        try destinationRows(of: relationship, from: objectID).map(\.objectID)
+    }
+
+    package func destinationRows(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws
+        -> [StoreRow]
+    {
         let cacheKey = SQLiteToManyKey(objectID: objectID, relationship: ObjectIdentifier(relationship))
-        if let cached = _toManyCache.removeValue(forKey: cacheKey) { return cached }
+        if let cached = _toManyCache.removeValue(forKey: cacheKey) {
+            // Prefetched: the rows are in the row cache, unless it has been emptied since.
+            return cached.map { _snapshots[$0]?.row ?? StoreRow(objectID: $0, values: [], version: 0) }
+        }
         let (connection, mapping) = try _openStore()
         guard let key = objectID._primaryKey, let source = mapping.entity(objectID._entity),
             let slot = source.entity._caches.slotByName[relationship._name], slot < source.slots.count,
@@ -280,15 +289,17 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                     if let row = _decodeRow(statement, mapping: mapping, values: true) { rows.append(row) }
                 }
                 statement.reset()
-                return _remember(rows).map(\.objectID)
+                return _remember(rows)
             }
             let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: false))
             statement.bind(key, at: 1)
-            var destinations: [NSManagedObjectID] = []
+            var destinations: [StoreRow] = []
             while try statement.step() {
                 guard let entity = mapping.entity(number: statement.int64(1)) else { continue }
-                destinations.append(
-                    NSManagedObjectID(entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0))))
+                let destination = NSManagedObjectID(
+                    entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0)))
+                // Only the key: the row cache's copy may be older than the asking context accepts.
+                destinations.append(StoreRow(objectID: destination, values: [], version: 0))
             }
             statement.reset()
             return destinations
