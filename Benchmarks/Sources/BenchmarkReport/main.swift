@@ -112,7 +112,8 @@ if !memory.isEmpty {
 }
 
 let predicateRows = [
-    ("parse.200-characters-x1000", "parse a 200-character predicate", 1_000.0),
+    // The harness already reports a scaled benchmark's time per inner iteration (one parse).
+    ("parse.200-characters-x1000", "parse a 200-character predicate", 1.0),
     ("evaluate.managed-objects", "five-clause predicate × 100,000 managed objects", 1.0),
     ("evaluate.plain-values", "five-clause predicate × 100,000 Swift structs (reflection)", 1.0),
     ("evaluate.dictionaries", "five-clause predicate × 100,000 dictionaries", 1.0),
