@@ -1,10 +1,23 @@
 import CSQLite
 import Foundation
 
-/// A row as the store last read or wrote it, and when (seconds of system uptime).
+/// A row as the store last read or wrote it, and when (seconds of system uptime). Kept without its object ID, which
+/// is the row cache's key: 24 bytes an entry, for caches of a hundred thousand rows.
 struct SQLiteSnapshot {
-    let row: StoreRow
+    let values: ContiguousArray<StoredValue>
+    let version: Int64
     let time: TimeInterval
+
+    init(_ row: StoreRow, time: TimeInterval) {
+        values = row.values
+        version = row.version
+        self.time = time
+    }
+
+    /// The row of `objectID`, the key this snapshot is kept under.
+    func row(_ objectID: NSManagedObjectID) -> StoreRow {
+        StoreRow(objectID: objectID, values: values, version: version)
+    }
 }
 
 /// A to-many relationship of one object, as a cache key.
@@ -146,7 +159,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         if let snapshot = _snapshots[objectID],
             stalenessInterval < 0 || ProcessInfo.processInfo.systemUptime - snapshot.time <= stalenessInterval
         {
-            return snapshot.row
+            return snapshot.row(objectID)
         }
         let (connection, mapping) = try _openStore()
         guard let key = objectID._primaryKey, let entity = mapping.entity(objectID._entity) else { return nil }
@@ -202,7 +215,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         if _snapshots.count + rows.count > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
         let now = ProcessInfo.processInfo.systemUptime
         for row in rows where !row.values.isEmpty {
-            _snapshots[row.objectID] = SQLiteSnapshot(row: row, time: now)
+            _snapshots[row.objectID] = SQLiteSnapshot(row, time: now)
         }
         return rows
     }
@@ -259,7 +272,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         let cacheKey = SQLiteToManyKey(objectID: objectID, relationship: ObjectIdentifier(relationship))
         if let cached = _toManyCache.removeValue(forKey: cacheKey) {
             // Prefetched: the rows are in the row cache, unless it has been emptied since.
-            return cached.map { _snapshots[$0]?.row ?? StoreRow(objectID: $0, values: [], version: 0) }
+            return cached.map { _snapshots[$0]?.row($0) ?? StoreRow(objectID: $0, values: [], version: 0) }
         }
         let (connection, mapping) = try _openStore()
         guard let key = objectID._primaryKey, let source = mapping.entity(objectID._entity),
@@ -397,7 +410,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 all.append(destination)
             }
             statement.reset()
-            rows = all.compactMap { _snapshots[$0]?.row }
+            rows = all.compactMap { _snapshots[$0]?.row($0) }
             let missing = all.filter { _snapshots[$0] == nil }
             rows += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
         }
@@ -437,7 +450,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 }
                 if !toOne.isEmpty {
                     let unique = Array(Set(toOne))
-                    next += unique.compactMap { _snapshots[$0]?.row }
+                    next += unique.compactMap { _snapshots[$0]?.row($0) }
                     let missing = unique.filter { _snapshots[$0] == nil }
                     next += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
                 }
