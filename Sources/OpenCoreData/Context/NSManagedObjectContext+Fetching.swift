@@ -7,7 +7,27 @@ extension NSManagedObjectContext {
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         _assertOnQueue()
         if let objectClass = T.self as? NSManagedObject.Type { ManagedObjectClassRegistry.register(objectClass) }
-        let results = try _execute(request._untyped)
+        let results: [NSFetchRequestResult]
+        switch try _executeRequest(request._untyped) {
+        case .objects(let objects):
+            // Managed objects are cast as class instances, without going through an array of existentials.
+            if T.self == NSManagedObject.self { return objects as! [T] }
+            var typed: [T] = []
+            typed.reserveCapacity(objects.count)
+            for object in objects {
+                guard let result = object as? T else {
+                    preconditionFailure(
+                        """
+                        The fetch of '\(request.entityName ?? "")' returned a \(type(of: object)), not a \(T.self): set \
+                        the entity's managedObjectClassName (representedClassName in Xcode's editor) to the class
+                        """)
+                }
+                typed.append(result)
+            }
+            return typed
+        case .results(let other):
+            results = other
+        }
         return results.map { result in
             guard let typed = result as? T else {
                 preconditionFailure(
@@ -57,7 +77,20 @@ extension NSManagedObjectContext {
             || _deleted.values.contains(where: concerns)
     }
 
+    /// What a fetch gives: managed objects (kept as such, for `fetch(_:)` to cast cheaply), or other results.
+    enum FetchOutcome {
+        case objects([NSManagedObject])
+        case results([NSFetchRequestResult])
+    }
+
     func _execute(_ original: NSFetchRequest<NSFetchRequestResult>) throws -> [NSFetchRequestResult] {
+        switch try _executeRequest(original) {
+        case .objects(let objects): return objects
+        case .results(let results): return results
+        }
+    }
+
+    func _executeRequest(_ original: NSFetchRequest<NSFetchRequestResult>) throws -> FetchOutcome {
         guard let parent = _parentStore else {
             throw coreDataError(
                 NSPersistentStoreOperationError,
@@ -89,7 +122,7 @@ extension NSManagedObjectContext {
         var mustFilter = false
         switch try parent._fetchRows(storeRequest, for: self) {
         case .count(let count):
-            if wantsCount && !pending { return [NSNumber(value: count)] }
+            if wantsCount && !pending { return .results([NSNumber(value: count)]) }
             let rowsRequest = storeRequest.copy() as! NSFetchRequest<NSFetchRequestResult>
             rowsRequest.resultType = .managedObjectResultType
             switch try parent._fetchRows(rowsRequest, for: self) {
@@ -125,13 +158,13 @@ extension NSManagedObjectContext {
 
         switch request.resultType {
         case .countResultType:
-            return [NSNumber(value: objects.count)]
+            return .results([NSNumber(value: objects.count)])
         case .managedObjectIDResultType:
-            return objects.map(\.objectID)
+            return .results(objects.map(\.objectID))
         case .dictionaryResultType:
-            return _dictionaries(of: objects, request: request)
+            return .results(_dictionaries(of: objects, request: request))
         default:
-            return objects
+            return .objects(objects)
         }
     }
 
