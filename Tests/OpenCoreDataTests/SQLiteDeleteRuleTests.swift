@@ -167,7 +167,8 @@ import Testing
             // One read of the crates of all twenty rooms and one of the labels of all sixty crates (with the labels'
             // rows), then one per label to take the deleted crates out of its relationship: not one per room and
             // per crate.
-            let reads = counter.statements.filter { $0.hasPrefix("SELECT") }
+            // (Recording sees every store of the process: only this suite's tables count.)
+            let reads = counter.statements.filter { $0.hasPrefix("SELECT") && $0.contains("ZDELETERULE") }
             #expect(reads.count <= 6, "\(reads)")
             try context.save()
         }

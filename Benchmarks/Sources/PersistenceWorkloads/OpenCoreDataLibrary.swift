@@ -4,24 +4,12 @@ import OpenCoreData
 /// predicates, a fresh context for each unit of work, `save()`.
 ///
 /// The store is the SQLite store (`NSSQLiteStoreType`) with `journal_mode=WAL` and `synchronous=NORMAL` through
-/// `NSSQLitePragmasOption`. Where the SQLite store is not built in, the workloads run on the in-memory store so
-/// that they can be written and profiled before it lands; `OPENCOREDATA_BENCHMARK_STORE=memory` forces that.
+/// `NSSQLitePragmasOption`, as for the other libraries.
 public final class OpenCoreDataLibrary: PersistenceLibrary {
     public static let name = "OpenCoreData"
 
-    /// The store type the workloads use.
-    public static let storeType: String = {
-        let sqliteAvailable = NSPersistentStoreCoordinator.registeredStoreTypes[NSSQLiteStoreType] != nil
-        if ProcessInfo.processInfo.environment["OPENCOREDATA_BENCHMARK_STORE"] == "memory" || !sqliteAvailable {
-            return NSInMemoryStoreType
-        }
-        return NSSQLiteStoreType
-    }()
-
     let url: URL
     let coordinator: NSPersistentStoreCoordinator
-    /// For the in-memory store, which has no file to copy: what was inserted, replayed when the "file" is opened.
-    var recipe: [String] = []
 
     public init(url: URL) throws {
         self.url = url
@@ -29,31 +17,13 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
         let options: [AnyHashable: Any] = [
             NSSQLitePragmasOption: ["journal_mode": "WAL", "synchronous": "NORMAL"] as [String: NSObject]
         ]
-        if Self.storeType == NSInMemoryStoreType {
-            _ = try coordinator.addPersistentStore(
-                ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
-            if let replay = try? String(contentsOf: url, encoding: .utf8) {
-                for step in replay.split(separator: "\n") {
-                    let numbers = step.split(separator: " ").dropFirst().compactMap { Int($0) }
-                    if step.hasPrefix("items") {
-                        try insertItems(Array(Fixture.items.prefix(numbers[0])))
-                    } else {
-                        try insertParents(numbers[0], childrenEach: numbers[1])
-                    }
-                }
-            }
-        } else {
-            _ = try coordinator.addPersistentStore(
-                ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
-        }
+        _ = try coordinator.addPersistentStore(
+            ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
     }
 
     public func close() throws {
         for store in coordinator.persistentStores {
             try coordinator.remove(store)
-        }
-        if Self.storeType == NSInMemoryStoreType {
-            try recipe.joined(separator: "\n").write(to: url, atomically: true, encoding: .utf8)
         }
     }
 
@@ -83,7 +53,6 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
             }
             try context.save()
         }
-        recipe.append("items \(items.count)")
     }
 
     public func insertParents(_ parents: Int, childrenEach children: Int) throws {
@@ -102,7 +71,6 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
             }
             try context.save()
         }
-        recipe.append("parents \(parents) \(children)")
     }
 
     public func updateItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {

@@ -75,11 +75,21 @@ struct PredicateLexer {
     }
 
     private static func isIdentifierStart(_ c: Character) -> Bool {
-        c == "_" || c.isLetter
+        // ASCII first: Unicode's letter property is costly, and nearly every key is ASCII.
+        if let ascii = c.asciiValue {
+            return ascii == UInt8(ascii: "_")
+                || (ascii | 0x20 >= UInt8(ascii: "a") && ascii | 0x20 <= UInt8(ascii: "z"))
+        }
+        return c.isLetter
     }
 
     private static func isIdentifierPart(_ c: Character) -> Bool {
-        c == "_" || c.isLetter || c.isNumber
+        if let ascii = c.asciiValue {
+            return ascii == UInt8(ascii: "_")
+                || (ascii | 0x20 >= UInt8(ascii: "a") && ascii | 0x20 <= UInt8(ascii: "z"))
+                || (ascii >= UInt8(ascii: "0") && ascii <= UInt8(ascii: "9"))
+        }
+        return c.isLetter || c.isNumber
     }
 
     private mutating func next() throws(PredicateParseFailure) -> PredicateToken {

@@ -112,15 +112,21 @@ final class SQLiteTable {
     func setColumns(_ columns: [SQLiteColumn]) {
         self.columns = columns
         columnIndex = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1.name, $0) })
+        selectListT0 = nil
+        selectListT0 = selectList(alias: "t0")
         selectByPrimaryKeySQL = "SELECT \(selectList(alias: "t0")) FROM \(name) t0 WHERE t0.Z_PK = ?"
         selectByPrimaryKeysSQL = "SELECT \(selectList(alias: "t0")) FROM \(name) t0 WHERE t0.Z_PK IN \(Self.boundKeys)"
     }
 
-    /// `t.Z_PK, t.Z_ENT, t.Z_OPT, t.<column>…`: every column, in table order, for `alias`.
+    /// `t.Z_PK, t.Z_ENT, t.Z_OPT, t.<column>…`: every column, in table order, for `alias` (made once for `t0`, the
+    /// alias of almost every query).
     func selectList(alias: String) -> String {
-        ([alias + ".Z_PK", alias + ".Z_ENT", alias + ".Z_OPT"] + columns.map { alias + "." + $0.name })
+        if alias == "t0", let selectListT0 { return selectListT0 }
+        return ([alias + ".Z_PK", alias + ".Z_ENT", alias + ".Z_OPT"] + columns.map { alias + "." + $0.name })
             .joined(separator: ", ")
     }
+
+    private var selectListT0: String?
 }
 
 /// The join table of a many-to-many relationship (or of a to-many without inverse), seen from one relationship.
