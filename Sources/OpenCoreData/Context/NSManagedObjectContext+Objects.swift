@@ -315,7 +315,7 @@ extension NSManagedObjectContext {
         _hasEventChanges = true
         if !object._flags.contains(.eventTouched) {
             object._flags.insert(.eventTouched)
-            _eventTouched[ObjectIdentifier(object)] = object
+            _eventTouched.append(object)
         }
         if !object._flags.contains(.inserted), !object._flags.contains(.deleted) {
             _eventUpdated[ObjectIdentifier(object)] = object

@@ -15,12 +15,12 @@ extension NSManagedObjectContext {
         _eventUpdated = [:]
         _eventDeleted = [:]
         _eventRefreshed = [:]
-        for object in _eventTouched.values {
+        for object in _eventTouched {
             object._eventChanged.removeAll()
             object._eventOldValues = nil
             object._flags.remove(.eventTouched)
         }
-        _eventTouched = [:]
+        _eventTouched = []
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
@@ -364,7 +364,7 @@ extension NSManagedObjectContext {
         _eventUpdated = [:]
         _eventDeleted = [:]
         _eventRefreshed = [:]
-        _eventTouched = [:]
+        _eventTouched = []
         _hasEventChanges = false
     }
 

@@ -58,7 +58,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     var _eventDeleted: [ObjectIdentifier: NSManagedObject] = [:]
     var _eventRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
     /// Objects changed in the current event, whose per-event change records are cleared when it ends.
-    var _eventTouched: [ObjectIdentifier: NSManagedObject] = [:]
+    var _eventTouched: [NSManagedObject] = []
     var _hasEventChanges = false
     var _isSaving = false
 
