@@ -66,6 +66,13 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         return false
     }
 
+    /// Where an object stands in the order objects were made: its temporary ID's number, which grows with every
+    /// insert; 0 for an ID that is already permanent.
+    var _creationOrder: UInt64 {
+        if case .temporary(let number) = _reference { return number }
+        return 0
+    }
+
     /// The row number for an ID of a SQL store.
     var _primaryKey: Int64? {
         if case .primaryKey(let key) = _reference { return key }
