@@ -69,6 +69,19 @@ extension NSManagedObjectContext {
         _registry[newID] = Unmanaged.passUnretained(object)
     }
 
+    /// The entity of the context's model whose objects are of `objectClass` (for `init(context:)`). The last answer
+    /// is kept: objects are mostly made many of one class at a time, and the registry's answer takes a lock.
+    func _entity(for objectClass: NSManagedObject.Type) -> NSEntityDescription? {
+        let model = _model
+        if let cached = _lastClassEntity, cached.objectClass == ObjectIdentifier(objectClass), cached.model === model {
+            return cached.entity
+        }
+        guard let entity = ManagedObjectClassRegistry.entity(for: objectClass, in: model) else { return nil }
+        // An editable model may still change which entity names the class.
+        if !model._isEditable { _lastClassEntity = (ObjectIdentifier(objectClass), model, entity) }
+        return entity
+    }
+
     /// The object registered under `objectID`.
     public func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
         _assertOnQueue()
@@ -334,7 +347,7 @@ extension NSManagedObjectContext {
                 NSPersistentStoreOperationError, "The context \(_debugName) has no coordinator to obtain IDs from")
         }
         let ids = try parent._permanentIDs(for: temporary, for: self)
-        for (object, id) in zip(temporary, ids) where id != object._objectID {
+        for (object, id) in zip(temporary, ids) where !id._isEqual(to: object._objectID) {
             _changeID(of: object, to: id)
         }
     }

@@ -38,35 +38,40 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public let concurrencyType: ConcurrencyType
     let _queue: DispatchQueue?
 
-    var _parentStore: ObjectStoreParent?
-    var _coordinator: NSPersistentStoreCoordinator?
+    // Touched for every object fetched, inserted or changed; confined to the context's queue like the objects, so the
+    // run-time exclusivity checks of class properties are switched off for them (see `NSManagedObject._values`).
+    @exclusivity(unchecked) var _parentStore: ObjectStoreParent?
+    @exclusivity(unchecked) var _coordinator: NSPersistentStoreCoordinator?
     var _parentContext: NSManagedObjectContext?
 
     /// Every object registered in the context, by ID, unretained: an object unregisters itself when it goes away.
-    var _registry: ObjectIDDictionary<Unmanaged<NSManagedObject>> = [:]
+    @exclusivity(unchecked) var _registry: ObjectIDDictionary<Unmanaged<NSManagedObject>> = [:]
     /// Registered objects retained because `retainsRegisteredObjects` is on.
-    var _retained: [ObjectIdentifier: NSManagedObject] = [:]
-    var _inserted: [ObjectIdentifier: NSManagedObject] = [:]
-    var _updated: [ObjectIdentifier: NSManagedObject] = [:]
-    var _deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var _retained: ObjectIdentityDictionary<NSManagedObject> = [:]
+    @exclusivity(unchecked) var _inserted: ObjectIdentityDictionary<NSManagedObject> = [:]
+    @exclusivity(unchecked) var _updated: ObjectIdentityDictionary<NSManagedObject> = [:]
+    @exclusivity(unchecked) var _deleted: ObjectIdentityDictionary<NSManagedObject> = [:]
     /// Deleted objects whose delete rules have not been applied yet.
-    var _pendingDeletes: [NSManagedObject] = []
+    @exclusivity(unchecked) var _pendingDeletes: [NSManagedObject] = []
     /// Objects inserted, updated and deleted since the last `processPendingChanges()`, for the
     /// objects-did-change notification.
-    var _eventInserted: [ObjectIdentifier: NSManagedObject] = [:]
-    var _eventUpdated: [ObjectIdentifier: NSManagedObject] = [:]
-    var _eventDeleted: [ObjectIdentifier: NSManagedObject] = [:]
-    var _eventRefreshed: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var _eventInserted: ObjectIdentityDictionary<NSManagedObject> = [:]
+    @exclusivity(unchecked) var _eventUpdated: ObjectIdentityDictionary<NSManagedObject> = [:]
+    @exclusivity(unchecked) var _eventDeleted: ObjectIdentityDictionary<NSManagedObject> = [:]
+    @exclusivity(unchecked) var _eventRefreshed: ObjectIdentityDictionary<NSManagedObject> = [:]
     /// Objects changed in the current event, whose per-event change records are cleared when it ends.
-    var _eventTouched: [NSManagedObject] = []
-    var _hasEventChanges = false
-    var _isSaving = false
+    @exclusivity(unchecked) var _eventTouched: [NSManagedObject] = []
+    @exclusivity(unchecked) var _hasEventChanges = false
+    @exclusivity(unchecked) var _isSaving = false
 
-    var _undoManager: UndoManager?
+    @exclusivity(unchecked) var _undoManager: UndoManager?
     var _name: String?
     var _transactionAuthor: String?
     var _mergePolicy: Any = NSMergePolicy.error
-    var _retainsRegisteredObjects = false
+    @exclusivity(unchecked) var _retainsRegisteredObjects = false
+    /// The entity `init(context:)` found last, for its class (see `_entity(for:)`).
+    @exclusivity(unchecked) var _lastClassEntity:
+        (objectClass: ObjectIdentifier, model: NSManagedObjectModel, entity: NSEntityDescription)?
     var _automaticallyMergesChangesFromParent = false
 
     /// Information of the user's own, as Apple's `userInfo`.

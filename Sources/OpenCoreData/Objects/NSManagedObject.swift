@@ -34,33 +34,37 @@ open class NSManagedObject: NSObject {
         static let eventTouched = Flags(rawValue: 1 << 7)
     }
 
+    // The mutable state below is read and written several times by every property access. Swift checks each such
+    // access of a class's stored property for overlapping writes at run time, which cost as much as the access
+    // itself; an object is confined to its context's queue and these are never handed out `inout` across calls
+    // that could reach them again, so the check is switched off for them (`@exclusivity(unchecked)`).
     let _entity: NSEntityDescription
     /// The entity's derived lookups, held directly so that property access needs no further indirection.
     let _layout: EntityCache
-    var _objectID: NSManagedObjectID
+    @exclusivity(unchecked) var _objectID: NSManagedObjectID
     /// The context clears this for every object it still knows of when it resets or goes away, so the reference
     /// never dangles; objects tell their context when they go away (see `deinit`).
-    unowned(unsafe) var _context: NSManagedObjectContext?
+    @exclusivity(unchecked) unowned(unsafe) var _context: NSManagedObjectContext?
     /// The current values, one per slot of `_layout`; empty while the object is a fault.
-    var _values: ContiguousArray<StoredValue> = []
+    @exclusivity(unchecked) var _values: ContiguousArray<StoredValue> = []
     /// The values as last fetched or saved (the store's view), for `committedValues(forKeys:)`, change tracking
     /// and refresh merges; `nil` for an object never saved.
-    var _committed: ContiguousArray<StoredValue>?
+    @exclusivity(unchecked) var _committed: ContiguousArray<StoredValue>?
     /// Slots changed since the last save.
-    var _changed = SlotSet()
+    @exclusivity(unchecked) var _changed = SlotSet()
     /// Slots changed since the last `processPendingChanges()`.
-    var _eventChanged = SlotSet()
-    var _flags: Flags = []
+    @exclusivity(unchecked) var _eventChanged = SlotSet()
+    @exclusivity(unchecked) var _flags: Flags = []
     /// The store's version number of the committed values (Core Data's `Z_OPT`), for optimistic locking.
-    var _version: Int64 = 0
+    @exclusivity(unchecked) var _version: Int64 = 0
     /// The old values of slots changed since the last `processPendingChanges()`, for
     /// `changedValuesForCurrentEvent()`; allocated on the first change of an event.
-    var _eventOldValues: [Int: StoredValue]?
+    @exclusivity(unchecked) var _eventOldValues: [Int: StoredValue]?
     /// Live `mutableSetValue(forKey:)`/`mutableOrderedSetValue(forKey:)` proxies, kept in step with the
     /// relationships they stand for.
-    var _proxies: [Int: [WeakProxy]]?
+    @exclusivity(unchecked) var _proxies: [Int: [WeakProxy]]?
     /// The next save writes this object whatever the store's version (a merge policy decided so).
-    var _forceNextSave = false
+    @exclusivity(unchecked) var _forceNextSave = false
 
     /// Creates an object of `entity` and, if a context is given, inserts it there.
     ///
@@ -238,7 +242,7 @@ open class NSManagedObject: NSObject {
 
     /// The entity for this class in the model of `context`.
     class func entity(in context: NSManagedObjectContext) -> NSEntityDescription {
-        guard let entity = ManagedObjectClassRegistry.entity(for: self, in: context._model) else {
+        guard let entity = context._entity(for: self) else {
             preconditionFailure(
                 """
                 An NSManagedObject of class '\(String(reflecting: self))' must have a valid NSEntityDescription: \

@@ -39,13 +39,13 @@ package final class AnyBox: @unchecked Sendable {
 /// relationships, the relationship's order for ordered ones) with a set for membership.
 package final class RelationshipContents {
     private(set) var objects: [NSManagedObject]
-    private var members: Set<ObjectIdentifier>
+    private var members: Set<ObjectKey>
 
     init(_ objects: [NSManagedObject] = []) {
         var unique: [NSManagedObject] = []
-        var members = Set<ObjectIdentifier>()
+        var members = Set<ObjectKey>(minimumCapacity: objects.count)
         unique.reserveCapacity(objects.count)
-        for object in objects where members.insert(ObjectIdentifier(object)).inserted {
+        for object in objects where members.insert(ObjectKey(ObjectIdentifier(object))).inserted {
             unique.append(object)
         }
         self.objects = unique
@@ -54,12 +54,12 @@ package final class RelationshipContents {
 
     var count: Int { objects.count }
 
-    func contains(_ object: NSManagedObject) -> Bool { members.contains(ObjectIdentifier(object)) }
+    func contains(_ object: NSManagedObject) -> Bool { members.contains(ObjectKey(ObjectIdentifier(object))) }
 
     /// Adds `object` at the end (or at `index`); false if it was already there.
     @discardableResult
     func insert(_ object: NSManagedObject, at index: Int? = nil) -> Bool {
-        guard members.insert(ObjectIdentifier(object)).inserted else { return false }
+        guard members.insert(ObjectKey(ObjectIdentifier(object))).inserted else { return false }
         if let index, index <= objects.count {
             objects.insert(object, at: index)
         } else {
@@ -71,7 +71,7 @@ package final class RelationshipContents {
     /// Removes `object`; false if it was not there.
     @discardableResult
     func remove(_ object: NSManagedObject) -> Bool {
-        guard members.remove(ObjectIdentifier(object)) != nil else { return false }
+        guard members.remove(ObjectKey(ObjectIdentifier(object))) != nil else { return false }
         if let index = objects.firstIndex(where: { $0 === object }) {
             objects.remove(at: index)
         }

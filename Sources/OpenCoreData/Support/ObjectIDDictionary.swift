@@ -3,7 +3,8 @@
 ///
 /// A `[NSManagedObjectID: Value]` compares keys through `NSObject`'s `==`, which boxes the other ID in `Any` and casts
 /// it back in `isEqual(_:)`; with 100,000 objects that comparison cost more than the SQL. This table compares IDs
-/// with `_isEqual(to:)` and hashes their precomputed hash. Same semantics, subscripts and iteration as a dictionary.
+/// with `_isEqual(to:)` and mixes their precomputed hash with `cheapHash` instead of SipHash. Same semantics,
+/// subscripts and iteration as a dictionary.
 package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequence {
     package typealias Key = NSManagedObjectID
 
@@ -18,6 +19,11 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
         @inline(__always)
         package func hash(into hasher: inout Hasher) {
             hasher.combine(objectID._hashValue)
+        }
+
+        @inline(__always)
+        package func _rawHashValue(seed: Int) -> Int {
+            cheapHash(objectID._hashValue, seed: seed)
         }
     }
 

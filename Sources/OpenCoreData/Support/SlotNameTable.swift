@@ -1,19 +1,37 @@
 /// The slots of an entity's properties by name: what every typed accessor and key-value coding call looks up.
 ///
 /// A `[String: Int]` hashes the name with SipHash on every lookup, which cost more than the rest of a `@Managed`
-/// getter. Property names are short and few: this table hashes their UTF-8 bytes with FNV-1a into an open-addressed
-/// array built once per entity, and compares the name found with `==`.
+/// getter. Property names are short and few, and most lookups pass a string literal. So the table first looks the
+/// name up by its representation: a string of up to 15 UTF-8 bytes is stored inline in its 16 bytes, the same bytes
+/// for the same text, and equal representations are always equal strings. Names not found that way (longer ones,
+/// or text built at run time) are hashed with FNV-1a into an open-addressed array and compared with `==`.
 struct SlotNameTable {
     private let names: [String]
     /// Indexes into `names`, or -1 for an empty bucket; the count is a power of two, at least twice the names.
     private let buckets: [Int32]
     private let mask: Int
 
+    /// A name's representation and its index; `index` is -1 for an empty bucket.
+    private struct RepresentationEntry {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        var index: Int32 = -1
+    }
+
+    /// The representations of the names as the shortest strings that hold them (inline where they fit), open-addressed
+    /// like `buckets`.
+    private let representations: [RepresentationEntry]
+    /// The strings whose representations are in `representations`, kept so that a name held out of line keeps its
+    /// storage (and so its address can never come to mean another text).
+    private let canonicalNames: [String]
+
     init(_ names: [String]) {
         var count = 8
         while count < names.count * 2 { count *= 2 }
         var buckets = [Int32](repeating: -1, count: count)
+        var representations = [RepresentationEntry](repeating: RepresentationEntry(), count: count)
         var unique: [String] = []
+        var canonicalNames: [String] = []
         for name in names {
             var bucket = Self.hash(name) & (count - 1)
             var isNew = true
@@ -24,18 +42,36 @@ struct SlotNameTable {
                 }
                 bucket = (bucket + 1) & (count - 1)
             }
-            if isNew {
-                buckets[bucket] = Int32(unique.count)
-                unique.append(name)
+            guard isNew else { continue }
+            buckets[bucket] = Int32(unique.count)
+            // Rebuilt from its bytes, a short name takes the inline form that a literal of the same text has.
+            let canonical = String(decoding: Array(name.utf8), as: UTF8.self)
+            if let (low, high) = Self.representation(canonical) {
+                var slot = Self.representationHash(low, high) & (count - 1)
+                while representations[slot].index >= 0 { slot = (slot + 1) & (count - 1) }
+                representations[slot] = RepresentationEntry(low: low, high: high, index: Int32(unique.count))
             }
+            canonicalNames.append(canonical)
+            unique.append(name)
         }
         self.names = unique
         self.buckets = buckets
+        self.representations = representations
+        self.canonicalNames = canonicalNames
         mask = count - 1
     }
 
     /// The position of `name` among the names the table was made with.
     subscript(name: String) -> Int? {
+        if let (low, high) = Self.representation(name) {
+            var slot = Self.representationHash(low, high) & mask
+            while true {
+                let entry = representations[slot]
+                if entry.index < 0 { break }
+                if entry.low == low, entry.high == high { return Int(entry.index) }
+                slot = (slot + 1) & mask
+            }
+        }
         var bucket = Self.hash(name) & mask
         while true {
             let index = buckets[bucket]
@@ -47,6 +83,24 @@ struct SlotNameTable {
 
     /// The names, in the order they were given.
     var keys: [String] { names }
+
+    /// The two words a string value is made of, on platforms where it is two words.
+    @inline(__always)
+    private static func representation(_ string: String) -> (UInt64, UInt64)? {
+        guard MemoryLayout<String>.size == 16 else { return nil }
+        return withUnsafeBytes(of: string) { bytes in
+            (
+                bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            )
+        }
+    }
+
+    @inline(__always)
+    private static func representationHash(_ low: UInt64, _ high: UInt64) -> Int {
+        let mixed = (low ^ (high &* 0x9E37_79B9_7F4A_7C15)) &* 0xD6E8_FEB8_6659_FD93
+        return Int(truncatingIfNeeded: mixed ^ (mixed &>> 29))
+    }
 
     @inline(__always)
     private static func hash(_ name: String) -> Int {

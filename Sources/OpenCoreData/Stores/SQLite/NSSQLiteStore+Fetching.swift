@@ -24,6 +24,19 @@ struct SQLiteSnapshot {
 struct SQLiteToManyKey: Hashable {
     let objectID: NSManagedObjectID
     let relationship: ObjectIdentifier
+
+    static func == (lhs: SQLiteToManyKey, rhs: SQLiteToManyKey) -> Bool {
+        lhs.relationship == rhs.relationship && lhs.objectID._isEqual(to: rhs.objectID)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(objectID._hashValue)
+        hasher.combine(relationship)
+    }
+
+    func _rawHashValue(seed: Int) -> Int {
+        cheapHash(objectID._hashValue ^ relationship.hashValue, seed: seed)
+    }
 }
 
 /// Fetching: requests become SQL (`SQLiteQueryGenerator`), rows are decoded straight from the columns into

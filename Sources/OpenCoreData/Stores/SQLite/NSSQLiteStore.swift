@@ -16,8 +16,10 @@ import Foundation
 /// A file that is not a store, a damaged or truncated one, or one of a newer format is refused with an error and is
 /// not written to: existing files are read through a read-only connection until they are known to be compatible.
 final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
-    var _connection: SQLiteConnection?
-    var _mapping: SQLiteModelMapping?
+    // Used under the coordinator's lock only; touched for every row read or written, so without the run-time
+    // exclusivity checks of class properties (see `NSManagedObject._values`).
+    @exclusivity(unchecked) var _connection: SQLiteConnection?
+    @exclusivity(unchecked) var _mapping: SQLiteModelMapping?
     /// The metadata as last read or written, so that saves rewrite it only when it changed.
     var _storedMetadata: NSDictionary?
     /// The file was created by this store object (its schema and metadata are the model's).
@@ -25,18 +27,19 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// The row cache: a snapshot of every row read or written, with when, for fulfilling faults without SQL while
     /// the asking context's `stalenessInterval` allows.
-    var _snapshots: ObjectIDDictionary<SQLiteSnapshot> = [:]
+    @exclusivity(unchecked) var _snapshots: ObjectIDDictionary<SQLiteSnapshot> = [:]
     /// To-many destinations loaded ahead of need (prefetching), each handed out once.
-    var _toManyCache: [SQLiteToManyKey: [NSManagedObjectID]] = [:]
+    @exclusivity(unchecked) var _toManyCache: [SQLiteToManyKey: [NSManagedObjectID]] = [:]
     /// Fetched objects whose rows are loaded a batch at a time (`fetchBatchSize`): object → batch.
-    var _batchOf: [NSManagedObjectID: Int] = [:]
-    var _batches: [Int: [NSManagedObjectID]] = [:]
+    @exclusivity(unchecked) var _batchOf: ObjectIDDictionary<Int> = [:]
+    @exclusivity(unchecked) var _batches: [Int: [NSManagedObjectID]] = [:]
     var _nextBatch = 0
     /// Per entity number: the INSERT statement's columns.
-    var _insertPlans: [Int64: SQLiteInsertPlan] = [:]
+    @exclusivity(unchecked) var _insertPlans: [Int64: SQLiteInsertPlan] = [:]
     /// The query that reads a to-many relationship's destination rows, per relationship.
-    var _destinationRowsSQL: [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
-    var _updatePlans: [SQLiteUpdateKey: (sql: String, writes: [SQLiteWrite])] = [:]
+    @exclusivity(unchecked) var _destinationRowsSQL:
+        [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
+    @exclusivity(unchecked) var _updatePlans: [SQLiteUpdateKey: (sql: String, writes: [SQLiteWrite])] = [:]
 
     override var type: String { NSSQLiteStoreType }
 

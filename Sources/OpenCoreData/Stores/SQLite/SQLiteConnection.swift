@@ -8,7 +8,7 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     let isReadOnly: Bool
-    private var statements: [String: SQLiteStatement] = [:]
+    @exclusivity(unchecked) private var statements: [String: SQLiteStatement] = [:]
     private var isClosed = false
     /// How many statements the cache holds before it is emptied (generated fetches can vary without bound).
     private static let statementCacheLimit = 512
