@@ -114,7 +114,7 @@ extension NSManagedObjectContext: ObjectStoreParent {
                     ? Array(object._layout.slots.indices) : change.changedSlots.elements
                 for slot in slots {
                     let key = object._layout.slots[slot].name
-                    switch object._layout.slots[slot].kind {
+                    switch object._layout.kinds[slot] {
                     case .attribute, .derived:
                         object._setAttribute(change.values[slot], at: slot, key: key)
                     case .toOne:

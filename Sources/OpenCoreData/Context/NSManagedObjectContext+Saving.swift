@@ -233,7 +233,7 @@ extension NSManagedObjectContext {
         func toMany(_ object: NSManagedObject, slots: [Int]) -> [Int: [NSManagedObjectID]] {
             var result: [Int: [NSManagedObjectID]] = [:]
             for slot in slots {
-                guard case .toMany = object._layout.slots[slot].kind else { continue }
+                guard case .toMany = object._layout.kinds[slot] else { continue }
                 if case .toMany(let contents) = object._values[slot] {
                     result[slot] = contents.objects.map(\._objectID)
                 }

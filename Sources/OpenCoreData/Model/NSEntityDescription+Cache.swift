@@ -29,6 +29,8 @@ final class EntityCache: @unchecked Sendable {
     let attributesByName: [String: NSAttributeDescription]
     let relationshipsByName: [String: NSRelationshipDescription]
     let slots: [Slot]
+    /// `slots[i].kind`, on its own: reading a kind from here copies no references.
+    let kinds: [SlotKind]
     let slotByName: SlotNameTable
     /// The slots saved to the store.
     let persistentSlots: [Int]
@@ -85,6 +87,7 @@ final class EntityCache: @unchecked Sendable {
             slots.append(Slot(property: property, name: property._name, kind: kind, isPersistent: persistent))
         }
         self.slots = slots
+        kinds = slots.map(\.kind)
         slotByName = SlotNameTable(properties.map(\._name))
         persistentSlots = slots.indices.filter { slots[$0].isPersistent }
         relationshipSlots = slots.indices.filter {

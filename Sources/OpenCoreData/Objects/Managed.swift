@@ -276,7 +276,7 @@ extension NSManagedObject {
     public func _setManagedStorageValue(_ value: _ManagedStorageValue, of type: Any.Type, forKey key: String) {
         let slot = _slot(forKey: key, "setValue:forUndefinedKey:")
         let stored = value.stored
-        switch _layout.slots[slot].kind {
+        switch _layout.kinds[slot] {
         case .attribute(let attributeType), .derived(let attributeType):
             guard let normalized = _normalize(stored, to: attributeType) else {
                 _rejectValue(ofType: type, key: key, expected: attributeType)
@@ -399,7 +399,7 @@ extension NSManagedObject {
     func _toManySlot(capitalizedName name: String) -> Int {
         let lowered = name.prefix(1).lowercased() + name.dropFirst()
         for candidate in [lowered, name] {
-            if let slot = _layout.slotByName[candidate], case .toMany = _layout.slots[slot].kind { return slot }
+            if let slot = _layout.slotByName[candidate], case .toMany = _layout.kinds[slot] { return slot }
         }
         for (index, slot) in _layout.slots.enumerated() {
             if case .toMany = slot.kind, slot.name.prefix(1).uppercased() + slot.name.dropFirst() == name {

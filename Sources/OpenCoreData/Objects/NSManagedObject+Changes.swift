@@ -38,11 +38,11 @@ extension NSManagedObject {
         var result: [String: Any] = [:]
         for slot in slots {
             let value: Any?
-            switch _layout.slots[slot].kind {
+            switch _layout.kinds[slot] {
             case .toMany:
                 let ids = (try? _context?._committedDestinationIDs(of: self, slot: slot)) ?? []
                 let objects = ids.compactMap { _context?.object(with: $0) }
-                if case .toMany(ordered: true) = _layout.slots[slot].kind {
+                if case .toMany(ordered: true) = _layout.kinds[slot] {
                     value = NSOrderedSet(array: objects)
                 } else {
                     value = Set(objects)

@@ -5,7 +5,7 @@ extension NSManagedObject {
     func _publicValue(_ value: StoredValue, slot: Int) -> Any? {
         switch value {
         case .toMany(let contents):
-            if case .toMany(ordered: true) = _layout.slots[slot].kind {
+            if case .toMany(ordered: true) = _layout.kinds[slot] {
                 return NSOrderedSet(array: contents.objects)
             }
             return Set(contents.objects)
@@ -34,7 +34,7 @@ extension NSManagedObject {
 
     func _setValueThroughKeyValueCoding(_ value: Any?, forKey key: String) {
         let slot = _slot(forKey: key, "setValue:forUndefinedKey:")
-        switch _layout.slots[slot].kind {
+        switch _layout.kinds[slot] {
         case .attribute(let type), .derived(let type):
             guard let stored = StoredValue.attributeValue(value, type: type) else {
                 _rejectValue(value, key: key, expected: type)
@@ -53,7 +53,7 @@ extension NSManagedObject {
     func _setPrimitiveValueThroughKeyValueCoding(_ value: Any?, forKey key: String) {
         let slot = _slot(forKey: key, "setPrimitiveValue:forUndefinedKey:")
         _prepareToChange()
-        switch _layout.slots[slot].kind {
+        switch _layout.kinds[slot] {
         case .attribute(let type), .derived(let type):
             guard let stored = StoredValue.attributeValue(value, type: type) else {
                 _rejectValue(value, key: key, expected: type)

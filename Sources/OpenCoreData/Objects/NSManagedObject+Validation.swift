@@ -13,7 +13,7 @@ extension NSManagedObject {
     func _validateValue(_ value: inout Any?, slot: Int, stored: StoredValue?) throws {
         let property = _layout.slots[slot].property
         var passesModelRules = false
-        if let stored, !stored.isNull, case .attribute = _layout.slots[slot].kind {
+        if let stored, !stored.isNull, case .attribute = _layout.kinds[slot] {
             passesModelRules = property._validationPredicates.isEmpty
         }
         if !passesModelRules, let error = _modelValidationError(for: property, value: value) {
@@ -114,8 +114,8 @@ extension NSManagedObject {
     func _validateAllProperties() throws {
         var errors: [NSError] = []
         for slot in _layout.slots.indices {
-            if case .fetched = _layout.slots[slot].kind { continue }
-            if case .derived = _layout.slots[slot].kind { continue }
+            if case .fetched = _layout.kinds[slot] { continue }
+            if case .derived = _layout.kinds[slot] { continue }
             let stored = _resolvedValue(at: slot)
             var value = _publicValue(stored, slot: slot)
             do {

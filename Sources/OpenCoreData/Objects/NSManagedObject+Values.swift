@@ -23,8 +23,8 @@ extension NSManagedObject {
     }
 
     func _fireFault() {
-        if let context = _context {
-            context._fulfillFault(of: self)
+        if _contextReference != nil {
+            _withContext { $0._fulfillFault(of: self) }
         } else {
             // An object whose context has gone has nothing to load from; it reads as empty, never as garbage.
             _values = ContiguousArray(repeating: .null, count: _layout.slots.count)
@@ -45,7 +45,7 @@ extension NSManagedObject {
             let contents = _loadToMany(slot)
             return .toMany(contents)
         case .null:
-            if case .fetched = _layout.slots[slot].kind, let context = _context {
+            if case .fetched = _layout.kinds[slot], let context = _context {
                 return .boxed(AnyBox(context._evaluateFetchedProperty(slot: slot, of: self)))
             }
             return .null
@@ -89,7 +89,7 @@ extension NSManagedObject {
     /// relationship, whose contents are about to change in place).
     func _rememberOldValue(_ slot: Int) {
         // An inserted object has no values from before to report.
-        if _flags.contains(.inserted) || _context == nil { return }
+        if _flags.contains(.inserted) || _contextReference == nil { return }
         if _eventOldValues?[slot] != nil { return }
         if _eventOldValues == nil { _eventOldValues = [:] }
         if case .toMany(let contents) = _values[slot] {
@@ -103,11 +103,17 @@ extension NSManagedObject {
     func _markChanged(_ slot: Int) {
         _changed.insert(slot)
         _eventChanged.insert(slot)
-        guard let context = _context else { return }
-        context._noteChange(of: self)
-        guard !_flags.contains(.inserted), !_flags.contains(.deleted), !_flags.contains(.updated) else { return }
-        _flags.insert(.updated)
-        context._registerUpdated(self)
+        _withContext { context in
+            context._noteChange(of: self)
+            guard !_flags.contains(.inserted), !_flags.contains(.deleted), !_flags.contains(.updated) else { return }
+            _flags.insert(.updated)
+            context._registerUpdated(self)
+        }
+    }
+
+    /// Whether the context records undo actions (checked before building one).
+    var _contextRegistersUndo: Bool {
+        @inline(__always) get { _withContext { $0._registersUndo } ?? false }
     }
 
     /// Before a change: makes sure the committed values are kept apart from the values about to change.
@@ -123,13 +129,14 @@ extension NSManagedObject {
     /// Writes an attribute value, tracking the change and registering its undo.
     func _setAttribute(_ newValue: StoredValue, at slot: Int, key: String) {
         _prepareToChange()
-        let old = _values[slot]
+        let registersUndo = _contextRegistersUndo
+        let old = registersUndo ? _values[slot] : .null
         willChangeValue(forKey: key)
         _rememberOldValue(slot)
         _values[slot] = newValue
         _markChanged(slot)
         didChangeValue(forKey: key)
-        if let context = _context, context._registersUndo {
+        if registersUndo, let context = _context {
             context._registerUndo(for: self) { object in
                 object._setAttribute(old, at: slot, key: key)
             }
@@ -280,7 +287,7 @@ extension NSManagedObject {
     func _primitiveAttach(_ source: NSManagedObject, inverseSlot: Int, sourceSlot: Int) {
         _fireFaultIfNeeded()
         let key = _layout.slots[inverseSlot].name
-        switch _layout.slots[inverseSlot].kind {
+        switch _layout.kinds[inverseSlot] {
         case .toMany:
             let contents = _toManyContents(inverseSlot)
             guard !contents.contains(source) else { return }
@@ -312,7 +319,7 @@ extension NSManagedObject {
     func _primitiveDetach(_ source: NSManagedObject, inverseSlot: Int) {
         _fireFaultIfNeeded()
         let key = _layout.slots[inverseSlot].name
-        switch _layout.slots[inverseSlot].kind {
+        switch _layout.kinds[inverseSlot] {
         case .toMany:
             let contents = _toManyContents(inverseSlot)
             guard contents.contains(source) else { return }

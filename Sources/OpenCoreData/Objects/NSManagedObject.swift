@@ -42,9 +42,9 @@ open class NSManagedObject: NSObject {
     /// The entity's derived lookups, held directly so that property access needs no further indirection.
     let _layout: EntityCache
     @exclusivity(unchecked) var _objectID: NSManagedObjectID
-    /// The context clears this for every object it still knows of when it resets or goes away, so the reference
-    /// never dangles; objects tell their context when they go away (see `deinit`).
-    @exclusivity(unchecked) unowned(unsafe) var _context: NSManagedObjectContext?
+    /// The context, unretained. The context clears this for every object it still knows of when it resets or goes
+    /// away, so the reference never dangles; objects tell their context when they go away (see `deinit`).
+    @exclusivity(unchecked) var _contextReference: Unmanaged<NSManagedObjectContext>?
     /// The current values, one per slot of `_layout`; empty while the object is a fault.
     @exclusivity(unchecked) var _values: ContiguousArray<StoredValue> = []
     /// The values as last fetched or saved (the store's view), for `committedValues(forKeys:)`, change tracking
@@ -78,7 +78,7 @@ open class NSManagedObject: NSObject {
             _entity = entity
             _layout = existing.layout
             _objectID = existing.objectID
-            _context = existing.context
+            _contextReference = Unmanaged.passUnretained(existing.context)
             super.init()
             if let row = existing.row {
                 _values = row.values
@@ -146,7 +146,21 @@ open class NSManagedObject: NSObject {
     }
 
     deinit {
-        _context?._objectWillGoAway(self)
+        _withContext { $0._objectWillGoAway(self) }
+    }
+
+    /// The context the object is registered in.
+    var _context: NSManagedObjectContext? {
+        @inline(__always) get { _contextReference?.takeUnretainedValue() }
+        @inline(__always) set { _contextReference = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+
+    /// Runs `body` with the object's context, if it has one, without retaining the context: what the accessors do
+    /// for every change. Contexts are weakly referenced (by their coordinator and parent), which makes each retain
+    /// and release of one take the runtime's slow path; the context outlives any call made on its queue.
+    @inline(__always)
+    func _withContext<Result>(_ body: (NSManagedObjectContext) -> Result) -> Result? {
+        _contextReference?._withUnsafeGuaranteedRef(body)
     }
 
     /// The values a new object starts with: the attribute defaults; to-many relationships start empty.

@@ -13,7 +13,7 @@ protocol ToManyProxy: AnyObject {
 extension NSManagedObject {
     func _mutableSetProxy(forKey key: String) -> NSMutableSet {
         let slot = _slot(forKey: key, "mutableSetValueForKey:")
-        guard case .toMany = _layout.slots[slot].kind else {
+        guard case .toMany = _layout.kinds[slot] else {
             preconditionFailure(
                 "mutableSetValue(forKey:): '\(key)' of entity '\(_entity._name ?? "")' is not a to-many relationship")
         }
@@ -26,7 +26,7 @@ extension NSManagedObject {
 
     func _mutableOrderedSetProxy(forKey key: String) -> NSMutableOrderedSet {
         let slot = _slot(forKey: key, "mutableOrderedSetValueForKey:")
-        guard case .toMany(ordered: true) = _layout.slots[slot].kind else {
+        guard case .toMany(ordered: true) = _layout.kinds[slot] else {
             preconditionFailure(
                 """
                 mutableOrderedSetValue(forKey:): '\(key)' of entity '\(_entity._name ?? "")' is not an ordered \

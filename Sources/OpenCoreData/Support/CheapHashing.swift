@@ -33,7 +33,7 @@ package struct ObjectKey: Hashable {
 
     @inline(__always)
     package func _rawHashValue(seed: Int) -> Int {
-        cheapHash(Int(bitPattern: UInt(bitPattern: identifier.hashValue)), seed: seed)
+        cheapHash(Int(bitPattern: identifier), seed: seed)
     }
 }
 

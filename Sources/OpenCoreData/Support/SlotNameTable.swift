@@ -5,7 +5,9 @@
 /// name up by its representation: a string of up to 15 UTF-8 bytes is stored inline in its 16 bytes, the same bytes
 /// for the same text, and equal representations are always equal strings. Names not found that way (longer ones,
 /// or text built at run time) are hashed with FNV-1a into an open-addressed array and compared with `==`.
-struct SlotNameTable {
+///
+/// A class, so that a lookup through an entity's cache does not copy (and retain) the table's arrays.
+final class SlotNameTable: @unchecked Sendable {
     private let names: [String]
     /// Indexes into `names`, or -1 for an empty bucket; the count is a power of two, at least twice the names.
     private let buckets: [Int32]

@@ -25,7 +25,7 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
         let cache = NSMutableDictionary()
         for slot in layout.persistentSlots {
             let key = layout.slots[slot].name
-            switch layout.slots[slot].kind {
+            switch layout.kinds[slot] {
             case .toOne:
                 if let destination = managedObject._toOneDestination(slot),
                     let destinationNode = _nodeForSave(destination.objectID)
@@ -110,7 +110,7 @@ extension NSAtomicStore: PersistentStoreBackend {
         var values = ContiguousArray<StoredValue>(repeating: .null, count: layout.slots.count)
         for slot in layout.persistentSlots {
             let value = node.value(forKey: layout.slots[slot].name)
-            switch layout.slots[slot].kind {
+            switch layout.kinds[slot] {
             case .toOne:
                 if let destination = value as? NSAtomicStoreCacheNode { values[slot] = .objectID(destination.objectID) }
             case .toMany:

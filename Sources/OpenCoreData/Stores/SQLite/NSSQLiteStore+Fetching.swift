@@ -35,7 +35,7 @@ struct SQLiteToManyKey: Hashable {
     }
 
     func _rawHashValue(seed: Int) -> Int {
-        cheapHash(objectID._hashValue ^ relationship.hashValue, seed: seed)
+        cheapHash(objectID._hashValue ^ Int(bitPattern: relationship), seed: seed)
     }
 }
 
