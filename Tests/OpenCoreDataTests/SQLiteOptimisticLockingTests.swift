@@ -117,6 +117,72 @@ import Testing
         #expect(try RawSQLite.query(stores.url, "SELECT ZNAME FROM ZOWNER") == [[.text("Bob")]])
     }
 
+    @Test func aConflictFoundAfterDeletionsAndInsertionsLeavesTheStoreAsItWas() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try second.performAndWait {
+            let ada = try owner("Ada", in: second)
+            let bob = try owner("Bob", in: second)
+            _ = ada.value(forKey: "name")
+            _ = bob.value(forKey: "name")
+            return (ada, bob)
+        }
+        try first.performAndWait {
+            try owner("Ada", in: first).setValue("Ada (first)", forKey: "name")
+            try first.save()
+        }
+        let error = second.performAndWait { () -> NSError? in
+            // Deleting Bob and inserting Cy are fine on their own; changing Ada conflicts.
+            second.delete(theirs.1)
+            let cy = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: second)
+            cy.setValue("Cy", forKey: "name")
+            theirs.0.setValue("Ada (second)", forKey: "name")
+            do {
+                try second.save()
+                return nil
+            } catch {
+                return error as NSError
+            }
+        }
+        #expect(error?.code == NSManagedObjectMergeError)
+        let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
+        #expect(conflicts?.count == 1)
+        #expect(conflicts?.first?.newVersionNumber == 2)
+        let rows = try RawSQLite.query(stores.url, "SELECT ZNAME, Z_OPT FROM ZOWNER ORDER BY ZNAME")
+        #expect(rows == [[.text("Ada (first)"), .integer(2)], [.text("Bob"), .integer(1)]])
+    }
+
+    @Test func deletingAnObjectChangedByAnotherCoordinatorConflicts() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try second.performAndWait {
+            let ada = try owner("Ada", in: second)
+            _ = ada.value(forKey: "name")
+            return ada
+        }
+        try first.performAndWait {
+            try owner("Ada", in: first).setValue("Ada (first)", forKey: "name")
+            try first.save()
+        }
+        let error = second.performAndWait { () -> NSError? in
+            second.delete(theirs)
+            do {
+                try second.save()
+                return nil
+            } catch {
+                return error as NSError
+            }
+        }
+        #expect(error?.code == NSManagedObjectMergeError)
+        let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
+        #expect(conflicts?.first?.oldVersionNumber == 1)
+        #expect(conflicts?.first?.newVersionNumber == 2)
+        let rows = try RawSQLite.query(stores.url, "SELECT ZNAME FROM ZOWNER ORDER BY ZNAME")
+        #expect(rows == [[.text("Ada (first)")], [.text("Bob")]])
+    }
+
     @Test func aMergePolicyResolvesTheConflictWithoutLosingTheOtherSave() throws {
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)

@@ -90,12 +90,17 @@ extension NSManagedObject {
     func _rememberOldValue(_ slot: Int) {
         // An inserted object has no values from before to report.
         if _flags.contains(.inserted) || _contextReference == nil { return }
-        if _eventOldValues?[slot] != nil { return }
-        if _eventOldValues == nil { _eventOldValues = [:] }
+        if _eventOldValues?.contains(where: { $0.slot == slot }) == true { return }
+        let old: StoredValue
         if case .toMany(let contents) = _values[slot] {
-            _eventOldValues![slot] = .toMany(contents.copy())
+            old = .toMany(contents.copy())
         } else {
-            _eventOldValues![slot] = _values[slot]
+            old = _values[slot]
+        }
+        if _eventOldValues == nil {
+            _eventOldValues = [(slot, old)]
+        } else {
+            _eventOldValues!.append((slot, old))
         }
     }
 

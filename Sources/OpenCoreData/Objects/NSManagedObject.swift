@@ -58,8 +58,9 @@ open class NSManagedObject: NSObject {
     /// The store's version number of the committed values (Core Data's `Z_OPT`), for optimistic locking.
     @exclusivity(unchecked) var _version: Int64 = 0
     /// The old values of slots changed since the last `processPendingChanges()`, for
-    /// `changedValuesForCurrentEvent()`; allocated on the first change of an event.
-    @exclusivity(unchecked) var _eventOldValues: [Int: StoredValue]?
+    /// `changedValuesForCurrentEvent()`; allocated on the first change of an event. Few slots change in one event,
+    /// so a list searched in order.
+    @exclusivity(unchecked) var _eventOldValues: [(slot: Int, value: StoredValue)]?
     /// Live `mutableSetValue(forKey:)`/`mutableOrderedSetValue(forKey:)` proxies, kept in step with the
     /// relationships they stand for.
     @exclusivity(unchecked) var _proxies: [Int: [WeakProxy]]?

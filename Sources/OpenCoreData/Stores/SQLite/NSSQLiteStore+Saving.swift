@@ -20,16 +20,28 @@ struct SQLiteInsertPlan {
     let derived: [(name: String, write: SQLiteWrite)]
 }
 
-/// Which UPDATE statement a change needs: its entity and the slots that changed.
+/// Which UPDATE statement a change needs: its entity, the slots that changed, and whether it names the version.
 struct SQLiteUpdateKey: Hashable {
     let entity: Int64
     let slots: SlotSet
+    let checked: Bool
 }
 
-/// Saving: one immediate transaction per save. Versions (`Z_OPT`) are checked first, so that a save whose objects
-/// changed underneath it fails with `StoreConflicts` before anything is written; then deletions, insertions,
-/// updates (changed columns only, `Z_OPT` + 1), many-to-many join rows, ordered-relationship positions and, if it
-/// changed, the metadata.
+/// The UPDATE of some columns of one entity's rows: its SQL and, in placeholder order after `Z_OPT`, the column
+/// writes.
+struct SQLiteUpdatePlan {
+    let sql: String
+    let writes: [SQLiteWrite]
+}
+
+/// A row to update or delete no longer has the version the saving context saw: the save is rolled back and its
+/// conflicts are gathered.
+struct SQLiteVersionMismatch: Error {}
+
+/// Saving: one immediate transaction per save: deletions, insertions, updates (changed columns only, `Z_OPT` + 1),
+/// many-to-many join rows, ordered-relationship positions and, if it changed, the metadata. Each update and deletion
+/// names the version (`Z_OPT`) the saving context saw; if a row no longer has it, the transaction is rolled back and
+/// the save fails with `StoreConflicts` listing every such row.
 extension NSSQLiteStore {
     package func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
         try _checkWritable()
@@ -83,8 +95,14 @@ extension NSSQLiteStore {
             plist = try SQLiteStoreMetadata.encode(metadata)
         }
         do {
-            let result = try connection.transaction(immediate: true) {
-                try _save(changes, plist: plist, connection: connection, mapping: mapping)
+            let result: StoreSaveResult
+            do {
+                result = try connection.transaction(immediate: true) {
+                    try _save(changes, plist: plist, connection: connection, mapping: mapping)
+                }
+            } catch is SQLiteVersionMismatch {
+                // Rolled back: now find every row that changed underneath the saving context, for its merge policy.
+                throw StoreConflicts(try _conflicts(of: changes, connection: connection, mapping: mapping))
             }
             if plist != nil, let metadata = _metadata { _storedMetadata = NSDictionary(dictionary: metadata) }
             _rememberSaved(changes, versions: result.versions, mapping: mapping)
@@ -100,56 +118,87 @@ extension NSSQLiteStore {
         }
     }
 
+    /// The store's versions (`Z_OPT`) of the rows of `changes`, one query per table; rows it no longer has are
+    /// missing.
+    private func _storedVersions(
+        of changes: some Sequence<StoreSaveObject>, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws -> ObjectIDDictionary<Int64> {
+        var byTable: [ObjectIdentifier: (table: SQLiteTable, keys: [Int64: NSManagedObjectID])] = [:]
+        for change in changes {
+            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+            byTable[ObjectIdentifier(entity.table), default: (entity.table, [:])].keys[key] = change.objectID
+        }
+        var versions: ObjectIDDictionary<Int64> = [:]
+        for (_, group) in byTable {
+            let statement = try connection.statement(group.table.selectVersionsSQL)
+            statement.bind(SQLiteTable.keyList(group.keys.keys), at: 1)
+            while try statement.step() {
+                if let objectID = group.keys[statement.int64(0)] { versions[objectID] = statement.int64(1) }
+            }
+            statement.reset()
+        }
+        return versions
+    }
+
+    /// The rows of an updating or deleting save whose version in the store is not the one the saving context saw
+    /// (changed or deleted by someone else), with their current values. Forced changes never conflict.
+    private func _conflicts(
+        of changes: StoreSaveChanges, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws -> [StoreConflict] {
+        let checked = [changes.updated, changes.deleted].joined().filter { !$0.forced }
+        let stored = try _storedVersions(of: checked, connection: connection, mapping: mapping)
+        var conflicts: [StoreConflict] = []
+        for change in checked {
+            let version = stored[change.objectID]
+            guard version != change.expectedVersion else { continue }
+            let row = version == nil ? nil : try row(for: change.objectID)
+            conflicts.append(
+                StoreConflict(objectID: change.objectID, current: row, expectedVersion: change.expectedVersion))
+        }
+        return conflicts
+    }
+
+    /// Writes one save's rows inside its transaction. Updates and deletions name the version the saving context saw
+    /// (`WHERE Z_PK = ? AND Z_OPT = ?`, as Core Data writes them), so a row changed underneath it is left alone and
+    /// the save throws `SQLiteVersionMismatch`, which rolls everything back.
     private func _save(
         _ changes: StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws -> StoreSaveResult {
-        // 1. Versions: nothing is written if any object changed underneath the saving context. One query per table
-        // reads them all.
-        var byTable: [ObjectIdentifier: (table: SQLiteTable, keys: [Int64])] = [:]
-        for change in [changes.updated, changes.deleted].joined() {
-            let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            byTable[ObjectIdentifier(entity.table), default: (entity.table, [])].keys.append(key)
-        }
-        var stored: [ObjectIdentifier: [Int64: Int64]] = [:]
-        for (identifier, group) in byTable {
-            let statement = try connection.statement(group.table.selectVersionsSQL)
-            statement.bind(SQLiteTable.keyList(group.keys), at: 1)
-            var versions: [Int64: Int64] = [:]
-            versions.reserveCapacity(group.keys.count)
-            while try statement.step() { versions[statement.int64(0)] = statement.int64(1) }
-            statement.reset()
-            stored[identifier] = versions
-        }
-        var current: ObjectIDDictionary<Int64> = [:]
-        var conflicts: [StoreConflict] = []
-        for change in [changes.updated, changes.deleted].joined() {
-            let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            let version = stored[ObjectIdentifier(entity.table)]?[key]
-            if let version, version != change.expectedVersion { current[change.objectID] = version }
-            if !change.forced, version != change.expectedVersion {
-                let row = version == nil ? nil : try row(for: change.objectID)
-                conflicts.append(
-                    StoreConflict(objectID: change.objectID, current: row, expectedVersion: change.expectedVersion))
-            }
-        }
-        if !conflicts.isEmpty { throw StoreConflicts(conflicts) }
+        // Forced changes (a merge policy chose to overwrite) write the version after the store's, whatever it is.
+        let forced = [changes.updated, changes.deleted].joined().filter(\.forced)
+        let current = forced.isEmpty ? [:] : try _storedVersions(of: forced, connection: connection, mapping: mapping)
 
         var result = StoreSaveResult()
-        // 2. Deletions, first, so that an insertion may take a deleted object's unique values: one statement per
-        // table, and one per join table that refers to it.
-        var deletedByTable: [ObjectIdentifier: (table: SQLiteTable, keys: [Int64])] = [:]
+        // 1. Deletions, first, so that an insertion may take a deleted object's unique values; then the join rows
+        // that refer to the deleted rows, one statement per join column.
+        var joinKeys: [String: (column: (table: String, column: String), keys: [Int64])] = [:]
+        var previousDelete: (table: SQLiteTable, forced: Bool, statement: SQLiteStatement)?
         for change in changes.deleted {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            deletedByTable[ObjectIdentifier(entity.table), default: (entity.table, [])].keys.append(key)
-        }
-        for (_, group) in deletedByTable.sorted(by: { $0.value.table.rootNumber < $1.value.table.rootNumber }) {
-            let keys = SQLiteTable.keyList(group.keys)
-            try connection.statement(group.table.deleteByPrimaryKeysSQL).run([keys])
-            for (table, column) in mapping.joinColumns(holdingKeysOf: group.table) {
-                try connection.statement("DELETE FROM \(table) WHERE \(column) IN \(SQLiteTable.boundKeys)").run([keys])
+            let statement: SQLiteStatement
+            if let previous = previousDelete, previous.table === entity.table, previous.forced == change.forced {
+                statement = previous.statement
+                statement.reset()
+                if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(statement.sql) }
+            } else {
+                statement = try connection.statement(
+                    change.forced ? entity.table.deleteSQL : entity.table.deleteCheckedSQL)
+                previousDelete = (entity.table, change.forced, statement)
+            }
+            statement.bind(key, at: 1)
+            if !change.forced { statement.bind(change.expectedVersion, at: 2) }
+            while try statement.step() {}
+            if !change.forced, connection.changes != 1 { throw SQLiteVersionMismatch() }
+            for column in mapping.joinColumns(holdingKeysOf: entity.table) {
+                joinKeys["\(column.table).\(column.column)", default: (column, [])].keys.append(key)
             }
         }
-        // 3. Insertions (the statement of the entity of the previous row is usually the one wanted again).
+        for (_, group) in joinKeys.sorted(by: { $0.key < $1.key }) {
+            try connection.statement(
+                "DELETE FROM \(group.column.table) WHERE \(group.column.column) IN \(SQLiteTable.boundKeys)"
+            ).run([SQLiteTable.keyList(group.keys)])
+        }
+        // 2. Insertions (the statement of the entity of the previous row is usually the one wanted again).
         var previous: (entity: SQLiteEntityMapping, plan: SQLiteInsertPlan, statement: SQLiteStatement)?
         for change in changes.inserted {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
@@ -165,32 +214,44 @@ extension NSSQLiteStore {
             statement.bind(entity.number, at: 2)
             statement.bind(Int64(1), at: 3)
             for (offset, write) in plan.writes.enumerated() {
-                statement.bind(try _value(write, of: change, mapping: mapping), at: Int32(offset + 4))
+                try _bind(write, of: change, to: statement, at: Int32(offset + 4), mapping: mapping)
             }
             while try statement.step() {}
             result.versions[change.objectID] = 1
         }
-        // 4. Updates: the changed columns, and a new version even when only to-many relationships changed.
+        // 3. Updates: the changed columns, and a new version even when only to-many relationships changed.
+        var previousUpdate: (entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, plan: SQLiteUpdatePlan)?
         for change in changes.updated {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            let plan = _updatePlan(for: entity, slots: change.changedSlots, mapping: mapping)
-            let version = (current[change.objectID] ?? change.expectedVersion) + 1
+            let checked = !change.forced
+            let plan: SQLiteUpdatePlan
+            if let previous = previousUpdate, previous.entity === entity, previous.checked == checked,
+                previous.slots == change.changedSlots
+            {
+                plan = previous.plan
+            } else {
+                plan = _updatePlan(for: entity, slots: change.changedSlots, checked: checked, mapping: mapping)
+                previousUpdate = (entity, change.changedSlots, checked, plan)
+            }
+            let version = (checked ? change.expectedVersion : current[change.objectID] ?? change.expectedVersion) + 1
             let statement = try connection.statement(plan.sql)
             statement.bind(version, at: 1)
             for (offset, write) in plan.writes.enumerated() {
-                statement.bind(try _value(write, of: change, mapping: mapping), at: Int32(offset + 2))
+                try _bind(write, of: change, to: statement, at: Int32(offset + 2), mapping: mapping)
             }
             statement.bind(key, at: Int32(plan.writes.count + 2))
+            if checked { statement.bind(change.expectedVersion, at: Int32(plan.writes.count + 3)) }
             while try statement.step() {}
+            if checked, connection.changes != 1 { throw SQLiteVersionMismatch() }
             result.versions[change.objectID] = version
         }
-        // 5. To-many relationships: join rows and ordered positions.
+        // 4. To-many relationships: join rows and ordered positions.
         for (changes, inserted) in [(changes.inserted, true), (changes.updated, false)] {
             for change in changes where !change.toMany.isEmpty {
                 try _writeToMany(change, isNew: inserted, connection: connection, mapping: mapping)
             }
         }
-        // 6. Metadata.
+        // 5. Metadata.
         if let plist, let metadata = _metadata {
             try SQLiteStoreMetadata.write(metadata, plist: plist, to: connection)
         }
@@ -318,6 +379,21 @@ extension NSSQLiteStore {
         return key
     }
 
+    /// Binds the column value of `write` for `change` at `index`; the common attribute types go straight from the
+    /// stored value to `sqlite3_bind_*`.
+    @inline(__always)
+    private func _bind(
+        _ write: SQLiteWrite, of change: StoreSaveObject, to statement: SQLiteStatement, at index: Int32,
+        mapping: SQLiteModelMapping
+    ) throws {
+        if case .attribute(let slot, let type, _) = write, slot < change.values.count,
+            SQLiteValueCoding.bindDirectly(change.values[slot], type: type, to: statement, at: index)
+        {
+            return
+        }
+        statement.bind(try _value(write, of: change, mapping: mapping), at: index)
+    }
+
     private func _value(_ write: SQLiteWrite, of change: StoreSaveObject, mapping: SQLiteModelMapping) throws
         -> SQLiteValue
     {
@@ -348,11 +424,12 @@ extension NSSQLiteStore {
     }
 
     /// The UPDATE of the columns of `slots` (and of derived attributes) of `entity`'s rows, cached per entity and
-    /// set of slots: its SQL and the writes bound after `Z_OPT` (the primary key comes last).
-    func _updatePlan(for entity: SQLiteEntityMapping, slots: SlotSet, mapping: SQLiteModelMapping)
-        -> (sql: String, writes: [SQLiteWrite])
+    /// set of slots: its SQL and the writes bound after `Z_OPT` (the primary key, then — if `checked` — the expected
+    /// version come last).
+    func _updatePlan(for entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, mapping: SQLiteModelMapping)
+        -> SQLiteUpdatePlan
     {
-        let key = SQLiteUpdateKey(entity: entity.number, slots: slots)
+        let key = SQLiteUpdateKey(entity: entity.number, slots: slots, checked: checked)
         if let plan = _updatePlans[key] { return plan }
         let insert = _insertPlan(for: entity, mapping: mapping)
         var columns: [(name: String, write: SQLiteWrite)] = []
@@ -361,7 +438,9 @@ extension NSSQLiteStore {
         }
         columns += insert.derived
         let assignments = (["Z_OPT = ?"] + columns.map { "\($0.name) = ?" }).joined(separator: ", ")
-        let plan = (sql: "UPDATE \(entity.table.name) SET \(assignments) WHERE Z_PK = ?", writes: columns.map(\.write))
+        let condition = checked ? "Z_PK = ? AND Z_OPT = ?" : "Z_PK = ?"
+        let plan = SQLiteUpdatePlan(
+            sql: "UPDATE \(entity.table.name) SET \(assignments) WHERE \(condition)", writes: columns.map(\.write))
         if _updatePlans.count > 1_000 { _updatePlans.removeAll() }
         _updatePlans[key] = plan
         return plan

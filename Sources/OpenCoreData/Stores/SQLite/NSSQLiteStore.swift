@@ -39,7 +39,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The query that reads a to-many relationship's destination rows, per relationship.
     @exclusivity(unchecked) var _destinationRowsSQL:
         [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
-    @exclusivity(unchecked) var _updatePlans: [SQLiteUpdateKey: (sql: String, writes: [SQLiteWrite])] = [:]
+    @exclusivity(unchecked) var _updatePlans: [SQLiteUpdateKey: SQLiteUpdatePlan] = [:]
 
     override var type: String { NSSQLiteStoreType }
 

@@ -86,14 +86,18 @@ final class SQLiteTable {
     private(set) var selectByPrimaryKeysSQL = ""
     /// `Z_PK, Z_OPT` of the rows whose keys are bound as a JSON array: the versions a save checks.
     let selectVersionsSQL: String
-    /// Deletes the rows whose keys are bound as a JSON array.
-    let deleteByPrimaryKeysSQL: String
+    /// Deletes one row if it still has the version the saving context saw (Core Data's optimistic locking: a row
+    /// changed or deleted by someone else is left alone, and the save fails with a conflict).
+    let deleteCheckedSQL: String
+    /// Deletes one row whatever its version (a merge policy chose to overwrite).
+    let deleteSQL: String
 
     init(name: String, rootNumber: Int64) {
         self.name = name
         self.rootNumber = rootNumber
         selectVersionsSQL = "SELECT Z_PK, Z_OPT FROM \(name) WHERE Z_PK IN \(Self.boundKeys)"
-        deleteByPrimaryKeysSQL = "DELETE FROM \(name) WHERE Z_PK IN \(Self.boundKeys)"
+        deleteCheckedSQL = "DELETE FROM \(name) WHERE Z_PK = ? AND Z_OPT = ?"
+        deleteSQL = "DELETE FROM \(name) WHERE Z_PK = ?"
     }
 
     /// The SQL that stands for a set of keys bound as one JSON array.
@@ -101,12 +105,27 @@ final class SQLiteTable {
 
     /// `keys` as the JSON array that `boundKeys` reads.
     static func keyList(_ keys: some Sequence<Int64>) -> SQLiteValue {
-        var text = "["
+        // Written digit by digit into one buffer: formatting each key as a String of its own cost more than the
+        // query that reads the list.
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(keys.underestimatedCount * 8 + 2)
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         for key in keys {
-            if text.utf8.count > 1 { text += "," }
-            text += String(key)
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            if key < 0 { bytes.append(UInt8(ascii: "-")) }
+            var magnitude = key.magnitude
+            withUnsafeMutableBytes(of: &digits) { buffer in
+                var end = buffer.count
+                repeat {
+                    end -= 1
+                    buffer[end] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                    magnitude /= 10
+                } while magnitude > 0
+                bytes.append(contentsOf: buffer[end...])
+            }
         }
-        return .text(text + "]")
+        bytes.append(UInt8(ascii: "]"))
+        return .text(String(decoding: bytes, as: UTF8.self))
     }
 
     func setColumns(_ columns: [SQLiteColumn]) {

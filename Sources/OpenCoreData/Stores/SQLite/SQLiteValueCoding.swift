@@ -73,6 +73,36 @@ enum SQLiteValueCoding {
             ))
     }
 
+    /// Binds `value` of an attribute of `type` straight to the statement, for the storage types that need no
+    /// conversion beyond `sqliteValue`'s; `false` (and nothing bound) for the others.
+    @inline(__always)
+    static func bindDirectly(
+        _ value: StoredValue, type: NSAttributeType, to statement: SQLiteStatement, at index: Int32
+    )
+        -> Bool
+    {
+        switch (value, type) {
+        case (.null, _):
+            sqlite3_bind_null(statement.handle, index)
+        case (.int(let number), .integer16AttributeType), (.int(let number), .integer32AttributeType),
+            (.int(let number), .integer64AttributeType):
+            statement.bind(number, at: index)
+        case (.double(let number), .doubleAttributeType):
+            statement.bind(number, at: index)
+        case (.string(let string), _):
+            statement.bind(string, at: index)
+        case (.data(let data), _):
+            statement.bind(data, at: index)
+        case (.date(let date), _):
+            statement.bind(date.timeIntervalSinceReferenceDate, at: index)
+        case (.bool(let flag), _):
+            statement.bind(Int64(flag ? 1 : 0), at: index)
+        default:
+            return false
+        }
+        return true
+    }
+
     /// The column value for `value` of an attribute of `type`.
     static func sqliteValue(_ value: StoredValue, type: NSAttributeType, attribute: NSAttributeDescription) throws
         -> SQLiteValue
