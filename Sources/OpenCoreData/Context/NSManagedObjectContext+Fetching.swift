@@ -172,6 +172,7 @@ extension NSManagedObjectContext {
     func _register(_ rows: [StoreRow], for request: NSFetchRequest<NSFetchRequestResult>) -> [NSManagedObject] {
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
+        if rows.count > 64 { _registry.reserveCapacity(_registry.count + rows.count) }
         let loadsValues = request.includesPropertyValues
         let asFaults = request.returnsObjectsAsFaults
         // The class of the last entity seen: rows come mostly of one entity, and finding a class takes a lock.

@@ -16,7 +16,6 @@ extension NSManagedObjectContext {
         _eventDeleted = [:]
         _eventRefreshed = [:]
         for object in _eventTouched {
-            object._eventChanged.removeAll()
             object._eventOldValues = nil
             object._flags.remove(.eventTouched)
         }

@@ -42,6 +42,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _identifier: String?
     var _metadata: [String: Any]?
     var _isReadOnly: Bool
+    /// What object IDs of this store hold (see `_objectIDReference`).
+    var _cachedObjectIDReference: ObjectIDStoreReference?
 
     /// Creates a store for `coordinator`. The coordinator calls this for the registered class of a store type.
     public required init(
@@ -54,6 +56,16 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         _options = options
         _isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         super.init()
+    }
+
+    /// The reference the store's new object IDs hold: made again only when the identifier changes, so that IDs made
+    /// before keep naming the store as it was.
+    var _objectIDReference: ObjectIDStoreReference {
+        let identifier = self.identifier
+        if let cached = _cachedObjectIDReference, cached.identifier == identifier { return cached }
+        let made = ObjectIDStoreReference(store: self, identifier: identifier)
+        _cachedObjectIDReference = made
+        return made
     }
 
     /// The metadata of the store at `url`, read without adding it to a coordinator.

@@ -91,28 +91,38 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     {
         try _withLock {
             var result = objects.map(\.objectID)
-            var byStore: [ObjectIdentifier: (store: NSPersistentStore, indices: [Int])] = [:]
-            // The store of each entity, found once per entity rather than once per object.
-            var storeOfEntity: [ObjectIdentifier: NSPersistentStore] = [:]
+            var byStore: [ObjectKey: (store: NSPersistentStore, indices: [Int])] = [:]
+            // The store of each entity, found once per entity rather than once per object; objects come mostly
+            // many of one entity in a row.
+            var storeOfEntity: [ObjectKey: NSPersistentStore] = [:]
+            var last: (entity: NSEntityDescription, store: ObjectKey)?
             for (index, object) in objects.enumerated() where object._objectID.isTemporaryID {
-                let entityKey = ObjectIdentifier(object._entity)
+                let entity = object._entity
+                if let last, last.entity === entity {
+                    byStore[last.store]!.indices.append(index)
+                    continue
+                }
+                let entityKey = ObjectKey(ObjectIdentifier(entity))
                 if storeOfEntity[entityKey] == nil {
-                    let candidates = _stores(for: object._entity)
+                    let candidates = _stores(for: entity)
                     storeOfEntity[entityKey] = candidates.first(where: { !$0.isReadOnly }) ?? candidates.first
                 }
                 guard let store = storeOfEntity[entityKey] else {
                     throw coreDataError(
                         NSPersistentStoreSaveError,
                         """
-                        No persistent store holds entity '\(object._entity._name ?? "")': add a store whose \
+                        No persistent store holds entity '\(entity._name ?? "")': add a store whose \
                         configuration includes it before saving
                         """,
                         userInfo: [NSAffectedObjectsErrorKey: [object]])
                 }
-                byStore[ObjectIdentifier(store), default: (store, [])].indices.append(index)
+                let storeKey = ObjectKey(ObjectIdentifier(store))
+                byStore[storeKey, default: (store, [])].indices.append(index)
+                last = (entity, storeKey)
             }
             for (_, group) in byStore {
-                let ids = try _backend(of: group.store).permanentIDs(for: group.indices.map { objects[$0] })
+                let members = group.indices.count == objects.count ? objects : group.indices.map { objects[$0] }
+                let ids = try _backend(of: group.store).permanentIDs(for: members)
                 for (index, id) in zip(group.indices, ids) {
                     result[index] = id
                 }
@@ -123,13 +133,22 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
 
     func _commit(_ changes: StoreSaveChanges, from context: NSManagedObjectContext) throws -> StoreSaveResult {
         try _withLock {
-            var byStore: [ObjectIdentifier: (store: NSPersistentStore, changes: StoreSaveChanges)] = [:]
-            func group(_ objectID: NSManagedObjectID) throws -> ObjectIdentifier {
-                guard let store = objectID._store else {
-                    throw coreDataError(
-                        NSPersistentStoreSaveError, "The object \(objectID) has no persistent store to be saved to")
+            func noStore(_ objectID: NSManagedObjectID) -> Error {
+                coreDataError(
+                    NSPersistentStoreSaveError, "The object \(objectID) has no persistent store to be saved to")
+            }
+            // Usually every object of a save lives in one store: then the changes go to it as they are.
+            let all = [changes.inserted, changes.updated, changes.deleted].joined()
+            if let first = all.first {
+                guard let store = first.objectID._store else { throw noStore(first.objectID) }
+                if all.allSatisfy({ $0.objectID._isInStore(store) }) {
+                    return try _backend(of: store).save(changes)
                 }
-                let key = ObjectIdentifier(store)
+            }
+            var byStore: [ObjectKey: (store: NSPersistentStore, changes: StoreSaveChanges)] = [:]
+            func group(_ objectID: NSManagedObjectID) throws -> ObjectKey {
+                guard let store = objectID._store else { throw noStore(objectID) }
+                let key = ObjectKey(ObjectIdentifier(store))
                 if byStore[key] == nil { byStore[key] = (store, StoreSaveChanges()) }
                 return key
             }

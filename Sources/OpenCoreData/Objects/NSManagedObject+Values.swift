@@ -107,7 +107,6 @@ extension NSManagedObject {
     /// Records that `slot` changed: the object becomes updated in its context.
     func _markChanged(_ slot: Int) {
         _changed.insert(slot)
-        _eventChanged.insert(slot)
         _withContext { context in
             context._noteChange(of: self)
             guard !_flags.contains(.inserted), !_flags.contains(.deleted), !_flags.contains(.updated) else { return }

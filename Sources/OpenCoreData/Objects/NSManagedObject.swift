@@ -38,7 +38,6 @@ open class NSManagedObject: NSObject {
     // access of a class's stored property for overlapping writes at run time, which cost as much as the access
     // itself; an object is confined to its context's queue and these are never handed out `inout` across calls
     // that could reach them again, so the check is switched off for them (`@exclusivity(unchecked)`).
-    let _entity: NSEntityDescription
     /// The entity's derived lookups, held directly so that property access needs no further indirection.
     let _layout: EntityCache
     @exclusivity(unchecked) var _objectID: NSManagedObjectID
@@ -52,8 +51,6 @@ open class NSManagedObject: NSObject {
     @exclusivity(unchecked) var _committed: ContiguousArray<StoredValue>?
     /// Slots changed since the last save.
     @exclusivity(unchecked) var _changed = SlotSet()
-    /// Slots changed since the last `processPendingChanges()`.
-    @exclusivity(unchecked) var _eventChanged = SlotSet()
     @exclusivity(unchecked) var _flags: Flags = []
     /// The store's version number of the committed values (Core Data's `Z_OPT`), for optimistic locking.
     @exclusivity(unchecked) var _version: Int64 = 0
@@ -73,10 +70,12 @@ open class NSManagedObject: NSObject {
     /// subclasses from their class name: a subclass that declares designated initializers of its own must also
     /// implement this one (calling `super`).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        if let existing = NSManagedObject.existingObjectConstruction.value, existing.objectID._entity === entity {
+        if let pointer = NSManagedObject.existingObjectConstruction.value,
+            case let existing = pointer.assumingMemoryBound(to: ExistingObjectConstruction.self).pointee,
+            existing.objectID._entity === entity
+        {
             // The framework is materialising a stored object (see `_makeExisting`): no defaults, no insertion.
             NSManagedObject.existingObjectConstruction.value = nil
-            _entity = entity
             _layout = existing.layout
             _objectID = existing.objectID
             _contextReference = Unmanaged.passUnretained(existing.context)
@@ -93,7 +92,6 @@ open class NSManagedObject: NSObject {
         precondition(
             !entity._isAbstract,
             "Cannot create an instance of abstract entity '\(entity._name ?? "")'; create one of its subentities")
-        _entity = entity
         _layout = entity._caches
         _objectID = .temporary(for: entity)
         super.init()
@@ -114,36 +112,30 @@ open class NSManagedObject: NSObject {
     }
 
     /// What `init(entity:insertInto:)` needs to materialise an object that already exists in a store or a
-    /// parent context, passed on the side because subclasses are created through that required initializer.
-    final class ExistingObjectConstruction {
+    /// parent context, passed on the side because subclasses are created through that required initializer. It
+    /// lives on `_makeExisting`'s stack; the thread-local holds its address while the initializer runs.
+    struct ExistingObjectConstruction {
         let objectID: NSManagedObjectID
         let layout: EntityCache
         unowned(unsafe) let context: NSManagedObjectContext
         let row: StoreRow?
-
-        init(objectID: NSManagedObjectID, layout: EntityCache, context: NSManagedObjectContext, row: StoreRow?) {
-            self.objectID = objectID
-            self.layout = layout
-            self.context = context
-            self.row = row
-        }
     }
 
-    static let existingObjectConstruction = ThreadLocal<ExistingObjectConstruction>()
+    static let existingObjectConstruction = ThreadLocalPointer()
 
     /// An instance of `objectClass` for a stored object: a fault, or filled with the row's values.
     static func _makeExisting(
         _ objectClass: NSManagedObject.Type, objectID: NSManagedObjectID, context: NSManagedObjectContext,
         row: StoreRow?
     ) -> NSManagedObject {
-        let construction = ExistingObjectConstruction(
-            objectID: objectID, layout: objectID._entity._caches, context: context, row: row)
-        existingObjectConstruction.value = construction
-        let object = withExtendedLifetime(construction) {
-            objectClass.init(entity: objectID._entity, insertInto: nil)
+        let entity = objectID._entity
+        var construction = ExistingObjectConstruction(
+            objectID: objectID, layout: entity._caches, context: context, row: row)
+        return withUnsafeMutablePointer(to: &construction) { pointer in
+            existingObjectConstruction.value = UnsafeMutableRawPointer(pointer)
+            defer { existingObjectConstruction.value = nil }
+            return objectClass.init(entity: entity, insertInto: nil)
         }
-        existingObjectConstruction.value = nil
-        return object
     }
 
     deinit {
@@ -170,6 +162,11 @@ open class NSManagedObject: NSObject {
     }
 
     // MARK: Identity
+
+    /// The object's entity: its ID's, which every object has from the start (and keeps, temporary or not).
+    var _entity: NSEntityDescription {
+        @inline(__always) get { _objectID._entity }
+    }
 
     /// The object's entity.
     open var entity: NSEntityDescription { _entity }

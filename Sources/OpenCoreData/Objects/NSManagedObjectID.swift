@@ -22,17 +22,16 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 
     let _entity: NSEntityDescription
-    weak var _store: NSPersistentStore?
-    /// The store's identifier, kept so that the URI stays right after the store object has gone.
-    let _storeIdentifier: String?
+    /// The store and its identifier (kept so that the URI stays right after the store object has gone), shared by
+    /// the store's IDs: making an ID then neither forms a weak reference nor copies the identifier.
+    let _storeReference: ObjectIDStoreReference?
     let _reference: Reference
     /// `hash`, computed once: IDs are looked up in the registries and caches far more often than they are made.
     let _hashValue: Int
 
     init(entity: NSEntityDescription, store: NSPersistentStore?, reference: Reference) {
         _entity = entity
-        _store = store
-        _storeIdentifier = store?.identifier
+        _storeReference = store?._objectIDReference
         _reference = reference
         // Hashed again by whatever table holds the ID, so the key itself will do.
         switch reference {
@@ -52,6 +51,19 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     static func temporary(for entity: NSEntityDescription) -> NSManagedObjectID {
         let number = temporaryCounter.add(1, ordering: .relaxed).oldValue
         return NSManagedObjectID(entity: entity, store: nil, reference: .temporary(number))
+    }
+
+    /// The store the object lives in, while it is in use.
+    var _store: NSPersistentStore? { _storeReference?.store }
+
+    /// The identifier of the store when the ID was made.
+    var _storeIdentifier: String? { _storeReference?.identifier }
+
+    /// Whether the object lives in `store` (without taking a strong reference to the store).
+    @inline(__always)
+    func _isInStore(_ store: NSPersistentStore) -> Bool {
+        guard let reference = _storeReference else { return false }
+        return reference === store._cachedObjectIDReference || reference.store === store
     }
 
     /// The entity of the object.
@@ -119,7 +131,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
             return false
         }
         guard _entity === other._entity || _entity._name == other._entity._name else { return false }
-        return _storeIdentifier == other._storeIdentifier
+        return _storeReference === other._storeReference || _storeIdentifier == other._storeIdentifier
     }
 
     public override var hash: Int { _hashValue }
@@ -127,5 +139,17 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     public override var description: String {
         let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
         return "0x\(address) <\(uriRepresentation().absoluteString)>"
+    }
+}
+
+/// A store as its object IDs hold it: weakly, with the identifier it had when they were made. One per store and
+/// identifier, shared by all the IDs made for it.
+final class ObjectIDStoreReference: @unchecked Sendable {
+    weak var store: NSPersistentStore?
+    let identifier: String?
+
+    init(store: NSPersistentStore, identifier: String?) {
+        self.store = store
+        self.identifier = identifier
     }
 }

@@ -56,6 +56,11 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
         storage.removeValue(forKey: IDKey(objectID: objectID))
     }
 
+    /// Makes room for `minimumCapacity` entries in all, so that adding many does not rehash the table again and again.
+    package mutating func reserveCapacity(_ minimumCapacity: Int) {
+        storage.reserveCapacity(minimumCapacity)
+    }
+
     package mutating func removeAll(keepingCapacity keepCapacity: Bool = false) {
         storage.removeAll(keepingCapacity: keepCapacity)
     }

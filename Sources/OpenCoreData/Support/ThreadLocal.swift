@@ -34,3 +34,18 @@ final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {
         return try body()
     }
 }
+
+/// A per-thread raw pointer, for handing a value that lives on the caller's stack to code the caller calls (without
+/// allocating a box for it).
+final class ThreadLocalPointer: @unchecked Sendable {
+    private var key = pthread_key_t()
+
+    init() {
+        pthread_key_create(&key, nil)
+    }
+
+    var value: UnsafeMutableRawPointer? {
+        @inline(__always) get { pthread_getspecific(key) }
+        @inline(__always) set { pthread_setspecific(key, newValue) }
+    }
+}

@@ -226,6 +226,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         // A fetch larger than the cache leaves its rows to its objects alone.
         guard rows.count <= Self.cacheLimit else { return rows }
         if _snapshots.count + rows.count > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
+        if rows.count > 64 { _snapshots.reserveCapacity(_snapshots.count + rows.count) }
         let now = ProcessInfo.processInfo.systemUptime
         for row in rows where !row.values.isEmpty {
             _snapshots[row.objectID] = SQLiteSnapshot(row, time: now)
@@ -361,7 +362,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         let (connection, mapping) = try _openStore()
         // Sources of several entities share a relationship through inheritance; group them by where it is stored.
         var groups: [String: (storage: SQLiteToManyStorage, sources: [NSManagedObjectID])] = [:]
-        for objectID in objectIDs where objectID._store === self {
+        for objectID in objectIDs where objectID._isInStore(self) {
             guard let entity = mapping.entity(objectID._entity),
                 let slot = entity.entity._caches.slotByName[relationship._name], slot < entity.slots.count,
                 case .toMany(let storage, _) = entity.slots[slot]

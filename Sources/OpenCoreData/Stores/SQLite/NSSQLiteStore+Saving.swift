@@ -46,25 +46,39 @@ extension NSSQLiteStore {
     package func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
         try _checkWritable()
         let (connection, mapping) = try _openStore()
-        var counts: [Int64: Int64] = [:]
-        var roots: [(NSManagedObject, SQLiteEntityMapping)] = []
+        // Each object's root table (found once per run of objects of one entity), and how many keys each table
+        // needs; a model has few tables, so a short list.
+        var tables: [(root: Int64, count: Int64, next: Int64)] = []
+        var tableOfObject: [Int] = []
+        tableOfObject.reserveCapacity(objects.count)
+        var last: (entity: NSEntityDescription, table: Int)?
         for object in objects {
-            guard let entity = mapping.entity(object._entity) else {
+            let entity = object._entity
+            if let last, last.entity === entity {
+                tables[last.table].count += 1
+                tableOfObject.append(last.table)
+                continue
+            }
+            guard let mapped = mapping.entity(entity) else {
                 throw coreDataError(
                     NSPersistentStoreSaveError,
-                    "Entity '\(object._entity._name ?? "")' is not part of the configuration of the store at "
+                    "Entity '\(entity._name ?? "")' is not part of the configuration of the store at "
                         + "\(_url?.path ?? "(unknown)")")
             }
-            counts[entity.table.rootNumber, default: 0] += 1
-            roots.append((object, entity))
+            let root = mapped.table.rootNumber
+            let table = tables.firstIndex { $0.root == root } ?? tables.endIndex
+            if table == tables.endIndex { tables.append((root, 0, 0)) }
+            tables[table].count += 1
+            tableOfObject.append(table)
+            last = (entity, table)
         }
-        var next: [Int64: Int64] = [:]
         do {
             try connection.transaction(immediate: true) {
                 let reserve = try connection.statement(
                     "UPDATE Z_PRIMARYKEY SET Z_MAX = IFNULL(Z_MAX, 0) + ? WHERE Z_ENT = ?")
                 let read = try connection.statement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
-                for (root, count) in counts.sorted(by: { $0.key < $1.key }) {
+                for index in tables.indices.sorted(by: { tables[$0].root < tables[$1].root }) {
+                    let (root, count, _) = tables[index]
                     try reserve.run([.integer(count), .integer(root)])
                     guard connection.changes == 1, let max = try read.scalarInteger([.integer(root)]) else {
                         throw coreDataError(
@@ -72,17 +86,20 @@ extension NSSQLiteStore {
                             "The store at \(_url?.path ?? "(unknown)") has no Z_PRIMARYKEY row for entity \(root)")
                     }
                     read.reset()
-                    next[root] = max - count + 1
+                    tables[index].next = max - count + 1
                 }
             }
         } catch let error as SQLiteError {
             throw error.coreDataError(url: _url, action: "assigning object IDs in")
         }
-        return roots.map { object, entity in
-            let key = next[entity.table.rootNumber]!
-            next[entity.table.rootNumber] = key + 1
-            return NSManagedObjectID(entity: object._entity, store: self, reference: .primaryKey(key))
+        var ids: [NSManagedObjectID] = []
+        ids.reserveCapacity(objects.count)
+        for (object, table) in zip(objects, tableOfObject) {
+            let key = tables[table].next
+            tables[table].next = key + 1
+            ids.append(NSManagedObjectID(entity: object._entity, store: self, reference: .primaryKey(key)))
         }
+        return ids
     }
 
     package func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
@@ -173,8 +190,7 @@ extension NSSQLiteStore {
         // that refer to the deleted rows, one statement per join column.
         var joinKeys: [String: (column: (table: String, column: String), keys: [Int64])] = [:]
         var previousDelete: (table: SQLiteTable, forced: Bool, statement: SQLiteStatement)?
-        for change in changes.deleted {
-            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+        for (change, entity, key) in try _inKeyOrder(changes.deleted, mapping: mapping) {
             let statement: SQLiteStatement
             if let previous = previousDelete, previous.table === entity.table, previous.forced == change.forced {
                 statement = previous.statement
@@ -221,8 +237,7 @@ extension NSSQLiteStore {
         }
         // 3. Updates: the changed columns, and a new version even when only to-many relationships changed.
         var previousUpdate: (entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, plan: SQLiteUpdatePlan)?
-        for change in changes.updated {
-            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+        for (change, entity, key) in try _inKeyOrder(changes.updated, mapping: mapping) {
             let checked = !change.forced
             let plan: SQLiteUpdatePlan
             if let previous = previousUpdate, previous.entity === entity, previous.checked == checked,
@@ -346,13 +361,29 @@ extension NSSQLiteStore {
         }
     }
 
+    /// The changes with their tables and keys, table by table in key order: the order of the rows in the file, so
+    /// that a save touches each page once. (In the context's hash order, a large save dirtied pages all over the
+    /// file and spilled SQLite's page cache, reading and writing the same pages again and again.)
+    private func _inKeyOrder(_ changes: [StoreSaveObject], mapping: SQLiteModelMapping) throws
+        -> [(change: StoreSaveObject, entity: SQLiteEntityMapping, key: Int64)]
+    {
+        var located: [(change: StoreSaveObject, entity: SQLiteEntityMapping, key: Int64)] = []
+        located.reserveCapacity(changes.count)
+        for change in changes {
+            let (entity, key) = try _locate(change.objectID, mapping: mapping)
+            located.append((change, entity, key))
+        }
+        located.sort { ($0.entity.table.rootNumber, $0.key) < ($1.entity.table.rootNumber, $1.key) }
+        return located
+    }
+
     // MARK: Values
 
     /// The entity mapping and primary key of an object of this store.
     private func _locate(_ objectID: NSManagedObjectID, mapping: SQLiteModelMapping) throws
         -> (SQLiteEntityMapping, Int64)
     {
-        guard objectID._store === self, let key = objectID._primaryKey, let entity = mapping.entity(objectID._entity)
+        guard objectID._isInStore(self), let key = objectID._primaryKey, let entity = mapping.entity(objectID._entity)
         else {
             throw coreDataError(
                 NSPersistentStoreSaveError,
@@ -367,7 +398,7 @@ extension NSSQLiteStore {
         of destination: NSManagedObjectID, from source: NSManagedObjectID,
         relationship: @autoclosure () -> NSRelationshipDescription
     ) throws -> Int64 {
-        guard destination._store === self, let key = destination._primaryKey else {
+        guard destination._isInStore(self), let key = destination._primaryKey else {
             throw coreDataError(
                 NSManagedObjectExternalRelationshipError,
                 """

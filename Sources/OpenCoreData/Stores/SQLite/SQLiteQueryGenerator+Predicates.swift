@@ -260,7 +260,7 @@ extension SQLiteQueryGenerator {
         } else {
             return nil
         }
-        guard objectID._store === context.store, let key = objectID._primaryKey,
+        guard objectID._isInStore(context.store), let key = objectID._primaryKey,
             let mapping = context.mapping.entity(objectID._entity), entity.kindNumbers.contains(mapping.number)
         else { return nil }
         return key

@@ -281,10 +281,12 @@ final class SQLiteModelMapping {
     let joinTables: [SQLiteJoinTable]
     let derivedCounts: [SQLiteDerivedCount]
     private let byName: [String: SQLiteEntityMapping]
-    private let byNumber: [Int64: SQLiteEntityMapping]
+    /// The mappings by entity number (`Z_ENT`), which every fetched row names: numbers are small and dense, so an
+    /// array indexed by them.
+    private let byNumber: [SQLiteEntityMapping?]
     /// The mappings by the identity of the model's own entity descriptions: the common case, without hashing a
     /// name. The mapping keeps those descriptions alive, so an identifier here cannot come to name another one.
-    private let byIdentity: [ObjectIdentifier: SQLiteEntityMapping]
+    private let byIdentity: [ObjectKey: SQLiteEntityMapping]
     /// `joinColumns(holdingKeysOf:)` of every table, by table name.
     private var joinColumnsByTable: [String: [(table: String, column: String)]] = [:]
 
@@ -338,8 +340,10 @@ final class SQLiteModelMapping {
         self.tables = tables
         let lookup = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         byName = lookup
-        byNumber = Dictionary(uniqueKeysWithValues: entities.map { ($0.number, $0) })
-        byIdentity = Dictionary(uniqueKeysWithValues: entities.map { (ObjectIdentifier($0.entity), $0) })
+        var byNumber = [SQLiteEntityMapping?](repeating: nil, count: Int(entities.map(\.number).max() ?? 0) + 1)
+        for entity in entities where entity.number >= 0 { byNumber[Int(entity.number)] = entity }
+        self.byNumber = byNumber
+        byIdentity = Dictionary(uniqueKeysWithValues: entities.map { (ObjectKey(ObjectIdentifier($0.entity)), $0) })
 
         let numbersByName = Dictionary(entities.map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
         func number(of entity: NSEntityDescription?) -> Int64 {
@@ -593,9 +597,12 @@ final class SQLiteModelMapping {
 
     /// The mapping of `entity` (matched by name, so that equal models work alike).
     func entity(_ entity: NSEntityDescription) -> SQLiteEntityMapping? {
-        byIdentity[ObjectIdentifier(entity)] ?? byName[entity._name ?? ""]
+        byIdentity[ObjectKey(ObjectIdentifier(entity))] ?? byName[entity._name ?? ""]
     }
 
     /// The mapping of entity number `number`.
-    func entity(number: Int64) -> SQLiteEntityMapping? { byNumber[number] }
+    func entity(number: Int64) -> SQLiteEntityMapping? {
+        guard number >= 0, number < byNumber.count else { return nil }
+        return byNumber[Int(number)]
+    }
 }
