@@ -156,7 +156,7 @@ extension NSManagedObjectContext {
             precondition(
                 shouldDeleteInaccessibleFaults,
                 "CoreData could not fulfill a fault for '\(object._objectID.uriRepresentation().absoluteString)'")
-            object._values = ContiguousArray(repeating: .null, count: object._layout.slots.count)
+            object._values = StoredValues(repeating: .null, count: object._layout.slots.count)
             for slot in object._layout.slots.indices {
                 if case .toMany = object._layout.kinds[slot] {
                     object._values[slot] = .toMany(RelationshipContents())

@@ -213,7 +213,7 @@ extension NSManagedObjectContext {
     }
 
     /// The values of an object as stores take them: to-one relationships as IDs, to-many as faults.
-    func _storeValues(of object: NSManagedObject) -> ContiguousArray<StoredValue> {
+    func _storeValues(of object: NSManagedObject) -> StoredValues {
         var values = object._values
         for slot in object._layout.relationshipSlots where slot < values.count {
             switch values[slot] {

@@ -103,7 +103,7 @@ open class NSMergeConflict: NSObject, @unchecked Sendable {
     }
 
     /// The persistent attribute and to-one values of a row, keyed by name (`NSNull` for no value).
-    static func snapshot(_ values: ContiguousArray<StoredValue>, layout: EntityCache) -> [String: Any] {
+    static func snapshot(_ values: StoredValues, layout: EntityCache) -> [String: Any] {
         var result: [String: Any] = [:]
         for slot in layout.persistentSlots where slot < values.count {
             switch values[slot] {

@@ -5,11 +5,11 @@
 /// are asked for separately), non-persistent slots `.null`.
 package struct StoreRow {
     package var objectID: NSManagedObjectID
-    package var values: ContiguousArray<StoredValue>
+    package var values: StoredValues
     /// The row's version (Core Data's `Z_OPT`): it grows by one with every saved change.
     package var version: Int64
 
-    package init(objectID: NSManagedObjectID, values: ContiguousArray<StoredValue>, version: Int64) {
+    package init(objectID: NSManagedObjectID, values: StoredValues, version: Int64) {
         self.objectID = objectID
         self.values = values
         self.version = version
@@ -34,7 +34,7 @@ package struct StoreSaveObject {
     package let objectID: NSManagedObjectID
     /// The values in the store's representation: to-one relationships as `.objectID`/`.null`, to-many as
     /// `.toManyFault`.
-    package let values: ContiguousArray<StoredValue>
+    package let values: StoredValues
     /// For updates: the slots that changed.
     package let changedSlots: SlotSet
     /// The destinations of the to-many relationships that changed (all of them, for an insert), in order.

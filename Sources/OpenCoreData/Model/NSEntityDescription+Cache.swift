@@ -37,7 +37,7 @@ final class EntityCache: @unchecked Sendable {
     let relationshipSlots: [Int]
     /// The values a newly inserted object starts with: attribute defaults, and to-many relationships that load
     /// (as empty, for a new object) when first touched.
-    let initialValues: ContiguousArray<StoredValue>
+    let initialValues: StoredValues
 
     init(entity: NSEntityDescription) {
         id = EntityCache.nextID.add(1, ordering: .relaxed).oldValue
@@ -96,7 +96,7 @@ final class EntityCache: @unchecked Sendable {
             default: return false
             }
         }
-        var initial = ContiguousArray<StoredValue>(repeating: .null, count: slots.count)
+        var initial = StoredValues(repeating: .null, count: slots.count)
         for (index, slot) in slots.enumerated() {
             switch slot.kind {
             case .attribute(let type), .derived(let type):

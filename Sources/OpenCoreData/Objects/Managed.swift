@@ -39,6 +39,12 @@ public protocol _ManagedPropertyValue {
 }
 
 extension _ManagedStorageValue {
+    /// The objects of a loaded to-many relationship, in order; none for anything else.
+    public var _toManyObjects: [NSManagedObject] {
+        guard case .toMany(let contents) = stored else { return [] }
+        return contents.objects
+    }
+
     var integer: Int64 {
         switch stored {
         case .int(let value): return value
@@ -192,9 +198,16 @@ extension NSManagedObject: _ManagedPropertyValue {
 }
 
 extension Set: _ManagedPropertyValue where Element: NSManagedObject {
+    /// Inlinable, so that the set is built by code specialized for `Element` in the module that declares it.
+    @inlinable
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Set<Element> {
-        guard case .toMany(let contents) = value.stored else { return [] }
-        return Set(contents.objects.map { $0 as! Element })
+        let objects = value._toManyObjects
+        var set = Set<Element>(minimumCapacity: objects.count)
+        for object in objects {
+            // Destinations are mostly of exactly the declared class: then no dynamic cast is needed.
+            set.insert(type(of: object) == Element.self ? unsafeDowncast(object, to: Element.self) : object as! Element)
+        }
+        return set
     }
     public var _managedStorage: _ManagedStorageValue {
         .init(stored: .toMany(RelationshipContents(Array(self))))

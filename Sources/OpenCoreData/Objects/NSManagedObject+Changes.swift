@@ -62,7 +62,7 @@ extension NSManagedObject {
     }
 
     /// The committed values, loading them if the object is a fault.
-    func _committedSnapshot() -> ContiguousArray<StoredValue>? {
+    func _committedSnapshot() -> StoredValues? {
         _fireFaultIfNeeded()
         return _committed
     }

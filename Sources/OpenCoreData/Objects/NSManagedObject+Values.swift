@@ -27,7 +27,7 @@ extension NSManagedObject {
             _withContext { $0._fulfillFault(of: self) }
         } else {
             // An object whose context has gone has nothing to load from; it reads as empty, never as garbage.
-            _values = ContiguousArray(repeating: .null, count: _layout.slots.count)
+            _values = StoredValues(repeating: .null, count: _layout.slots.count)
             _flags.remove(.fault)
         }
     }

@@ -45,10 +45,10 @@ open class NSManagedObject: NSObject {
     /// away, so the reference never dangles; objects tell their context when they go away (see `deinit`).
     @exclusivity(unchecked) var _contextReference: Unmanaged<NSManagedObjectContext>?
     /// The current values, one per slot of `_layout`; empty while the object is a fault.
-    @exclusivity(unchecked) var _values: ContiguousArray<StoredValue> = []
+    @exclusivity(unchecked) var _values: StoredValues = []
     /// The values as last fetched or saved (the store's view), for `committedValues(forKeys:)`, change tracking
     /// and refresh merges; `nil` for an object never saved.
-    @exclusivity(unchecked) var _committed: ContiguousArray<StoredValue>?
+    @exclusivity(unchecked) var _committed: StoredValues?
     /// Slots changed since the last save.
     @exclusivity(unchecked) var _changed = SlotSet()
     @exclusivity(unchecked) var _flags: Flags = []
@@ -70,20 +70,20 @@ open class NSManagedObject: NSObject {
     /// subclasses from their class name: a subclass that declares designated initializers of its own must also
     /// implement this one (calling `super`).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        if let pointer = NSManagedObject.existingObjectConstruction.value,
-            case let existing = pointer.assumingMemoryBound(to: ExistingObjectConstruction.self).pointee,
-            existing.objectID._entity === entity
+        if let raw = NSManagedObject.existingObjectConstruction.value,
+            case let existing = raw.assumingMemoryBound(to: ExistingObjectConstruction.self),
+            existing.pointee.objectID._entity === entity
         {
             // The framework is materialising a stored object (see `_makeExisting`): no defaults, no insertion.
             NSManagedObject.existingObjectConstruction.value = nil
-            _layout = existing.layout
-            _objectID = existing.objectID
-            _contextReference = Unmanaged.passUnretained(existing.context)
+            _layout = existing.pointee.layout
+            _objectID = existing.pointee.objectID
+            _contextReference = Unmanaged.passUnretained(existing.pointee.context)
             super.init()
-            if let row = existing.row {
-                _values = row.values
-                _committed = row.values
-                _version = row.version
+            if let values = existing.pointee.values {
+                _values = values
+                _committed = values
+                _version = existing.pointee.version
             } else {
                 _flags = .fault
             }
@@ -118,7 +118,9 @@ open class NSManagedObject: NSObject {
         let objectID: NSManagedObjectID
         let layout: EntityCache
         unowned(unsafe) let context: NSManagedObjectContext
-        let row: StoreRow?
+        /// The stored values and their version; `nil` for a fault.
+        let values: StoredValues?
+        let version: Int64
     }
 
     static let existingObjectConstruction = ThreadLocalPointer()
@@ -130,7 +132,8 @@ open class NSManagedObject: NSObject {
     ) -> NSManagedObject {
         let entity = objectID._entity
         var construction = ExistingObjectConstruction(
-            objectID: objectID, layout: entity._caches, context: context, row: row)
+            objectID: objectID, layout: entity._caches, context: context, values: row?.values,
+            version: row?.version ?? 0)
         return withUnsafeMutablePointer(to: &construction) { pointer in
             existingObjectConstruction.value = UnsafeMutableRawPointer(pointer)
             defer { existingObjectConstruction.value = nil }
@@ -157,7 +160,7 @@ open class NSManagedObject: NSObject {
     }
 
     /// The values a new object starts with: the attribute defaults; to-many relationships start empty.
-    func _initialValues() -> ContiguousArray<StoredValue> {
+    func _initialValues() -> StoredValues {
         _layout.initialValues
     }
 
@@ -408,6 +411,18 @@ open class NSManagedObject: NSObject {
     /// call `super`.
     open func validateForDelete() throws {
         try _validateDeleteRules()
+    }
+
+    // MARK: Identity for hashing
+
+    /// Managed objects are equal only to themselves, as in Apple's framework (which reserves `isEqual(_:)` and
+    /// `hash`). The identity's bits, rather than `NSObject`'s hash of them: sets of objects are built for every
+    /// to-many relationship read.
+    open override var hash: Int { Int(bitPattern: ObjectIdentifier(self)) }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObject else { return false }
+        return other === self
     }
 
     // MARK: Description

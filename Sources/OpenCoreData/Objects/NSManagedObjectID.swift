@@ -29,9 +29,14 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// `hash`, computed once: IDs are looked up in the registries and caches far more often than they are made.
     let _hashValue: Int
 
-    init(entity: NSEntityDescription, store: NSPersistentStore?, reference: Reference) {
+    convenience init(entity: NSEntityDescription, store: NSPersistentStore?, reference: Reference) {
+        self.init(entity: entity, storeReference: store?._objectIDReference, reference: reference)
+    }
+
+    /// An ID of the store `storeReference` stands for (a store making many IDs looks its reference up once).
+    init(entity: NSEntityDescription, storeReference: ObjectIDStoreReference?, reference: Reference) {
         _entity = entity
-        _storeReference = store?._objectIDReference
+        _storeReference = storeReference
         _reference = reference
         // Hashed again by whatever table holds the ID, so the key itself will do.
         switch reference {

@@ -9,11 +9,8 @@ import Darwin
 /// A per-thread value: the context whose block is running on this thread, the object being constructed as a
 /// fault. Kept out of Foundation's thread dictionary, which is too slow for per-object use.
 final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {
-    private var key = pthread_key_t()
-
-    init() {
-        pthread_key_create(&key, nil)
-    }
+    // A constant, so that reading it is not an access the runtime checks for exclusivity.
+    private let key = makeThreadKey()
 
     var value: Value? {
         get {
@@ -38,14 +35,17 @@ final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {
 /// A per-thread raw pointer, for handing a value that lives on the caller's stack to code the caller calls (without
 /// allocating a box for it).
 final class ThreadLocalPointer: @unchecked Sendable {
-    private var key = pthread_key_t()
-
-    init() {
-        pthread_key_create(&key, nil)
-    }
+    private let key = makeThreadKey()
 
     var value: UnsafeMutableRawPointer? {
         @inline(__always) get { pthread_getspecific(key) }
         @inline(__always) set { pthread_setspecific(key, newValue) }
     }
+}
+
+/// A new key for per-thread values (with no destructor: the values are not owned by the thread).
+private func makeThreadKey() -> pthread_key_t {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
 }

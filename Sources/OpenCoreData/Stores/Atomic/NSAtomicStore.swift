@@ -107,7 +107,7 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
 extension NSAtomicStore: PersistentStoreBackend {
     func _row(of node: NSAtomicStoreCacheNode) -> StoreRow {
         let layout = node.objectID._entity._caches
-        var values = ContiguousArray<StoredValue>(repeating: .null, count: layout.slots.count)
+        var values = StoredValues(repeating: .null, count: layout.slots.count)
         for slot in layout.persistentSlots {
             let value = node.value(forKey: layout.slots[slot].name)
             switch layout.kinds[slot] {

@@ -4,7 +4,7 @@ import Foundation
 /// A row as the store last read or wrote it, and when (seconds of system uptime). Kept without its object ID, which
 /// is the row cache's key: 24 bytes an entry, for caches of a hundred thousand rows.
 struct SQLiteSnapshot {
-    let values: ContiguousArray<StoredValue>
+    let values: StoredValues
     let version: Int64
     let time: TimeInterval
 
@@ -36,6 +36,28 @@ struct SQLiteToManyKey: Hashable {
 
     func _rawHashValue(seed: Int) -> Int {
         cheapHash(objectID._hashValue ^ Int(bitPattern: relationship), seed: seed)
+    }
+}
+
+/// What decoding the rows of one query keeps from row to row: the store's reference that its IDs hold, and the
+/// to-one destination ID the previous row named, which the next usually names again (one ID object for all the
+/// children of a parent instead of one per child).
+struct SQLiteDestinationIDCache {
+    private var last: NSManagedObjectID?
+    private var storeReference: ObjectIDStoreReference?
+
+    /// An ID of `store` for the row `key` of `entity`.
+    mutating func rowID(entity: NSEntityDescription, key: Int64, store: NSSQLiteStore) -> NSManagedObjectID {
+        if storeReference == nil { storeReference = store._objectIDReference }
+        return NSManagedObjectID(entity: entity, storeReference: storeReference, reference: .primaryKey(key))
+    }
+
+    /// The ID of a to-one destination: the previous one if it is the same.
+    mutating func objectID(entity: NSEntityDescription, key: Int64, store: NSSQLiteStore) -> NSManagedObjectID {
+        if let last, last._primaryKey == key, last._entity === entity { return last }
+        let made = rowID(entity: entity, key: key, store: store)
+        last = made
+        return made
     }
 }
 
@@ -88,78 +110,98 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         let statement = try connection.statement(plan.sql)
         statement.bind(plan.arguments)
         var rows: [StoreRow] = []
+        var destinations = SQLiteDestinationIDCache()
         while try statement.step() {
-            if let row = _decodeRow(statement, mapping: mapping, values: values) { rows.append(row) }
+            if let row = _decodeRow(statement, mapping: mapping, values: values, destinations: &destinations) {
+                rows.append(row)
+            }
         }
         statement.reset()
         return rows
     }
 
     /// The row at the statement's cursor (`Z_PK`, `Z_ENT`, `Z_OPT`, then the table's columns if `values`).
-    /// Rows of entities the model does not know are skipped.
-    func _decodeRow(_ statement: SQLiteStatement, mapping: SQLiteModelMapping, values: Bool, offset: Int32 = 0)
-        -> StoreRow?
-    {
+    /// Rows of entities the model does not know are skipped. `destinations` keeps the last to-one destination ID
+    /// made, which the next row usually names again (the children of one parent come together).
+    func _decodeRow(
+        _ statement: SQLiteStatement, mapping: SQLiteModelMapping, values: Bool, offset: Int32 = 0,
+        destinations: inout SQLiteDestinationIDCache
+    ) -> StoreRow? {
         let key = statement.int64(offset)
         guard let entity = mapping.entity(number: statement.int64(offset + 1)) else { return nil }
         let version = statement.int64(offset + 2)
-        let objectID = NSManagedObjectID(entity: entity.entity, store: self, reference: .primaryKey(key))
+        let objectID = destinations.rowID(entity: entity.entity, key: key, store: self)
         guard values else { return StoreRow(objectID: objectID, values: [], version: version) }
-        var row = ContiguousArray<StoredValue>(repeating: .null, count: entity.slots.count)
-        for step in entity.readSteps {
-            let column = step.column + offset
-            let storage = statement.columnType(column)
-            if storage == SQLITE_NULL { continue }
-            switch step.kind {
-            case .integer:
-                if storage != SQLITE_FLOAT {
-                    row[step.slot] = .int(statement.int64(column))
+        let count = entity.slots.count
+        let row = StoredValues(count: count) { buffer in
+            for step in entity.readSteps {
+                let column = step.column + offset
+                // Text and blobs say NULL by a null pointer; the other kinds ask the column's storage class.
+                switch step.kind {
+                case .string:
+                    if let text = statement.textIfNotNull(column) { buffer[step.slot] = .string(text) }
                     continue
+                case .binary:
+                    if let data = statement.blobIfNotNull(column) { buffer[step.slot] = .data(data) }
+                    continue
+                default:
+                    break
                 }
-            case .boolean:
-                row[step.slot] = .bool(statement.int64(column) != 0)
-                continue
-            case .double:
-                row[step.slot] = .double(statement.double(column))
-                continue
-            case .float:
-                row[step.slot] = .float(Float(statement.double(column)))
-                continue
-            case .date:
-                row[step.slot] = .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
-                continue
-            case .string:
-                row[step.slot] = .string(statement.text(column))
-                continue
-            case .binary:
-                row[step.slot] = .data(statement.blob(column))
-                continue
-            case .general:
-                break
-            }
-            let slot = step.slot
-            switch entity.slots[slot] {
-            case .attribute(_, let type, let attribute), .derived(_, let type, let attribute):
-                row[slot] = SQLiteValueCoding.read(statement, column: column, type: type, attribute: attribute)
-            case .toOne(_, let entityColumn, let relationship):
-                var destination = relationship._destinationEntity.flatMap(mapping.entity)
-                if let entityColumn, !statement.isNull(Int32(entityColumn + 3) + offset),
-                    let actual = mapping.entity(number: statement.int64(Int32(entityColumn + 3) + offset))
-                {
-                    destination = actual
+                let storage = statement.columnType(column)
+                if storage == SQLITE_NULL { continue }
+                switch step.kind {
+                case .integer:
+                    if storage != SQLITE_FLOAT {
+                        buffer[step.slot] = .int(statement.int64(column))
+                        continue
+                    }
+                case .boolean:
+                    buffer[step.slot] = .bool(statement.int64(column) != 0)
+                    continue
+                case .double:
+                    buffer[step.slot] = .double(statement.double(column))
+                    continue
+                case .float:
+                    buffer[step.slot] = .float(Float(statement.double(column)))
+                    continue
+                case .date:
+                    buffer[step.slot] = .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
+                    continue
+                case .toOne:
+                    var destination = step.destination.flatMap { mapping.entity($0.takeUnretainedValue()) }?.entity
+                    if step.entityColumn >= 0, !statement.isNull(step.entityColumn + offset),
+                        let actual = mapping.entity(number: statement.int64(step.entityColumn + offset))
+                    {
+                        destination = actual.entity
+                    }
+                    if let destination {
+                        buffer[step.slot] = .objectID(
+                            destinations.objectID(entity: destination, key: statement.int64(column), store: self))
+                    }
+                    continue
+                case .string, .binary, .general:
+                    break
                 }
-                guard let destination else { continue }
-                row[slot] = .objectID(
-                    NSManagedObjectID(
-                        entity: destination.entity, store: self,
-                        reference: .primaryKey(statement.int64(column))
-                    ))
-            case .toMany, .none:
-                break
+                // Integers stored as reals, and the attribute types decoded through their descriptions.
+                if case .attribute(_, let type, let attribute) = entity.slots[step.slot] {
+                    buffer[step.slot] = SQLiteValueCoding.read(
+                        statement, column: column, type: type, attribute: attribute)
+                } else if case .derived(_, let type, let attribute) = entity.slots[step.slot] {
+                    buffer[step.slot] = SQLiteValueCoding.read(
+                        statement, column: column, type: type, attribute: attribute)
+                }
             }
+            for slot in entity.toManySlots { buffer[slot] = .toManyFault }
         }
-        for slot in entity.toManySlots { row[slot] = .toManyFault }
         return StoreRow(objectID: objectID, values: row, version: version)
+    }
+
+    /// `_decodeRow` with a destination cache of its own, for one row.
+    func _decodeRow(_ statement: SQLiteStatement, mapping: SQLiteModelMapping, values: Bool, offset: Int32 = 0)
+        -> StoreRow?
+    {
+        var destinations = SQLiteDestinationIDCache()
+        return _decodeRow(statement, mapping: mapping, values: values, offset: offset, destinations: &destinations)
     }
 
     // MARK: One object
@@ -212,8 +254,11 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             // The keys travel as one bound JSON array, so that one cached statement serves every batch size.
             let statement = try connection.statement(group.table.selectByPrimaryKeysSQL)
             statement.bind(SQLiteTable.keyList(group.keys), at: 1)
+            var destinations = SQLiteDestinationIDCache()
             while try statement.step() {
-                if let row = _decodeRow(statement, mapping: mapping, values: true) { rows.append(row) }
+                if let row = _decodeRow(statement, mapping: mapping, values: true, destinations: &destinations) {
+                    rows.append(row)
+                }
             }
             statement.reset()
         }
@@ -312,8 +357,11 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 let statement = try connection.statement(sql)
                 statement.bind(key, at: 1)
                 var rows: [StoreRow] = []
+                var destinations = SQLiteDestinationIDCache()
                 while try statement.step() {
-                    if let row = _decodeRow(statement, mapping: mapping, values: true) { rows.append(row) }
+                    if let row = _decodeRow(statement, mapping: mapping, values: true, destinations: &destinations) {
+                        rows.append(row)
+                    }
                 }
                 statement.reset()
                 return _remember(rows)
@@ -405,8 +453,12 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 "SELECT t0.\(column), \(table.selectList(alias: "t0")) FROM \(table.name) t0 WHERE t0.\(column) IN "
                     + "\(SQLiteTable.boundKeys) ORDER BY t0.\(column), \(ordering.joined(separator: ", "))")
             statement.bind(SQLiteTable.keyList(byKey.keys), at: 1)
+            var destinationIDs = SQLiteDestinationIDCache()
             while try statement.step() {
-                guard let row = _decodeRow(statement, mapping: mapping, values: true, offset: 1) else { continue }
+                guard
+                    let row = _decodeRow(
+                        statement, mapping: mapping, values: true, offset: 1, destinations: &destinationIDs)
+                else { continue }
                 destinations[statement.int64(0), default: []].append(row.objectID)
                 rows.append(row)
             }

@@ -228,30 +228,45 @@ final class SQLiteEntityMapping {
 struct SQLiteReadStep {
     enum Kind: UInt8 {
         case integer, boolean, double, float, date, string, binary
-        /// Anything else (decimals, UUIDs, URIs, transformables, to-one keys): read through the slot's description.
+        /// A to-one relationship's foreign key.
+        case toOne
+        /// Anything else (decimals, UUIDs, URIs, transformables): read through the slot's description.
         case general
     }
 
     let slot: Int
     let column: Int32
     let kind: Kind
+    /// For a to-one key: the relationship's destination entity (held by the model the mapping keeps), and the
+    /// select-list column of the destination's entity number when the destination has subentities (else -1).
+    let destination: Unmanaged<NSEntityDescription>?
+    let entityColumn: Int32
 
     init(slot: Int, column: Int32, storage: SQLiteEntityMapping.Slot) {
         self.slot = slot
         self.column = column
-        guard case .attribute(_, let type, _) = storage else {
+        switch storage {
+        case .attribute(_, let type, _):
+            destination = nil
+            entityColumn = -1
+            switch type {
+            case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: kind = .integer
+            case .booleanAttributeType: kind = .boolean
+            case .doubleAttributeType: kind = .double
+            case .floatAttributeType: kind = .float
+            case .dateAttributeType: kind = .date
+            case .stringAttributeType: kind = .string
+            case .binaryDataAttributeType: kind = .binary
+            default: kind = .general
+            }
+        case .toOne(_, let entityColumn, let relationship):
+            kind = .toOne
+            destination = relationship._destinationEntity.map { Unmanaged.passUnretained($0) }
+            self.entityColumn = entityColumn.map { Int32($0 + 3) } ?? -1
+        default:
             kind = .general
-            return
-        }
-        switch type {
-        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: kind = .integer
-        case .booleanAttributeType: kind = .boolean
-        case .doubleAttributeType: kind = .double
-        case .floatAttributeType: kind = .float
-        case .dateAttributeType: kind = .date
-        case .stringAttributeType: kind = .string
-        case .binaryDataAttributeType: kind = .binary
-        default: kind = .general
+            destination = nil
+            entityColumn = -1
         }
     }
 }

@@ -145,6 +145,23 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// The column as text; `nil` for NULL.
+    @inline(__always)
+    func textIfNotNull(_ index: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, index) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// The column as bytes; `nil` for NULL (an empty blob also has no pointer, so the storage class tells).
+    @inline(__always)
+    func blobIfNotNull(_ index: Int32) -> Data? {
+        guard let pointer = sqlite3_column_blob(handle, index) else {
+            return sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : Data()
+        }
+        return Data(bytes: pointer, count: Int(sqlite3_column_bytes(handle, index)))
+    }
+
     func blob(_ index: Int32) -> Data {
         guard let pointer = sqlite3_column_blob(handle, index) else { return Data() }
         let count = Int(sqlite3_column_bytes(handle, index))
