@@ -291,6 +291,11 @@ extension NSManagedObject {
         let stored = value.stored
         switch _layout.kinds[slot] {
         case .attribute(let attributeType), .derived(let attributeType):
+            // Typed properties nearly always hold the attribute's own representation: then it is stored as it is.
+            if stored.isRepresentation(of: attributeType) {
+                _setAttribute(stored, at: slot, key: key)
+                return
+            }
             guard let normalized = _normalize(stored, to: attributeType) else {
                 _rejectValue(ofType: type, key: key, expected: attributeType)
             }

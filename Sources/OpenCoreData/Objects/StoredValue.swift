@@ -27,6 +27,26 @@ package enum StoredValue {
         if case .null = self { return true }
         return false
     }
+
+    /// Whether this is how an attribute of `type` holds its values (no value included), so that it needs no
+    /// conversion. Looks at the case only, copying no payload.
+    @inline(__always)
+    func isRepresentation(of type: NSAttributeType) -> Bool {
+        switch self {
+        case .null: return true
+        case .int:
+            return type == .integer64AttributeType || type == .integer32AttributeType || type == .integer16AttributeType
+        case .bool: return type == .booleanAttributeType
+        case .double: return type == .doubleAttributeType
+        case .float: return type == .floatAttributeType
+        case .string: return type == .stringAttributeType
+        case .date: return type == .dateAttributeType
+        case .data: return type == .binaryDataAttributeType
+        case .uuid: return type == .UUIDAttributeType
+        case .url: return type == .URIAttributeType
+        default: return false
+        }
+    }
 }
 
 /// Holds a value of any type inside a `StoredValue`, keeping the enum small.
@@ -146,8 +166,8 @@ extension StoredValue {
     var publicValue: Any? {
         switch self {
         case .null, .toManyFault: return nil
-        case .int(let value): return NSNumber(value: value)
-        case .bool(let value): return NSNumber(value: value)
+        case .int(let value): return StoredValue.number(value)
+        case .bool(let value): return value ? StoredValue.yes : StoredValue.no
         case .double(let value): return NSNumber(value: value)
         case .float(let value): return NSNumber(value: value)
         case .string(let value): return value
@@ -163,6 +183,22 @@ extension StoredValue {
             return box.value
         }
     }
+
+    /// The `NSNumber` of an integer. Small ones — flags, counts, enumerations — come from a table made once: on
+    /// Linux each `NSNumber` is a Core Foundation object whose making and freeing cost several hundred instructions,
+    /// and key-value coding and validation make one for every integer they read. (Apple's Foundation shares small
+    /// numbers as tagged pointers.)
+    static func number(_ value: Int64) -> NSNumber {
+        if value >= smallNumberRange.lowerBound, value <= smallNumberRange.upperBound {
+            return smallNumbers[Int(value - smallNumberRange.lowerBound)]
+        }
+        return NSNumber(value: value)
+    }
+
+    private static let smallNumberRange: ClosedRange<Int64> = -16...1_023
+    private static let smallNumbers: [NSNumber] = smallNumberRange.map { NSNumber(value: $0) }
+    private static let yes = NSNumber(value: true)
+    private static let no = NSNumber(value: false)
 
     /// Whether two values are the same, for change tracking: a value set back to what it was is no change.
     func isSame(as other: StoredValue) -> Bool {

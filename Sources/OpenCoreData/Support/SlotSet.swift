@@ -5,12 +5,14 @@ package struct SlotSet: Hashable {
 
     var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
 
+    @inline(__always)
     func contains(_ slot: Int) -> Bool {
         if slot < 64 { return low & (1 << UInt64(slot)) != 0 }
         let word = slot / 64 - 1
         return word < high.count && high[word] & (1 << UInt64(slot % 64)) != 0
     }
 
+    @inline(__always)
     mutating func insert(_ slot: Int) {
         if slot < 64 {
             low |= 1 << UInt64(slot)

@@ -186,6 +186,7 @@ extension NSSQLiteStore {
         let current = forced.isEmpty ? [:] : try _storedVersions(of: forced, connection: connection, mapping: mapping)
 
         var result = StoreSaveResult()
+        result.versions.reserveCapacity(changes.inserted.count + changes.updated.count)
         // 1. Deletions, first, so that an insertion may take a deleted object's unique values; then the join rows
         // that refer to the deleted rows, one statement per join column.
         var joinKeys: [String: (column: (table: String, column: String), keys: [Int64])] = [:]
@@ -194,7 +195,7 @@ extension NSSQLiteStore {
             let statement: SQLiteStatement
             if let previous = previousDelete, previous.table === entity.table, previous.forced == change.forced {
                 statement = previous.statement
-                statement.reset()
+                statement.rewind()
                 if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(statement.sql) }
             } else {
                 statement = try connection.statement(
@@ -219,7 +220,7 @@ extension NSSQLiteStore {
         for change in changes.inserted {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
             if let previous, previous.entity === entity {
-                previous.statement.reset()
+                previous.statement.rewind()
                 if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(previous.plan.sql) }
             } else {
                 let plan = _insertPlan(for: entity, mapping: mapping)
@@ -236,20 +237,28 @@ extension NSSQLiteStore {
             result.versions[change.objectID] = 1
         }
         // 3. Updates: the changed columns, and a new version even when only to-many relationships changed.
-        var previousUpdate: (entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, plan: SQLiteUpdatePlan)?
+        var previousUpdate:
+            (
+                entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, plan: SQLiteUpdatePlan,
+                statement: SQLiteStatement
+            )?
         for (change, entity, key) in try _inKeyOrder(changes.updated, mapping: mapping) {
             let checked = !change.forced
             let plan: SQLiteUpdatePlan
+            let statement: SQLiteStatement
             if let previous = previousUpdate, previous.entity === entity, previous.checked == checked,
                 previous.slots == change.changedSlots
             {
                 plan = previous.plan
+                statement = previous.statement
+                statement.rewind()
+                if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(plan.sql) }
             } else {
                 plan = _updatePlan(for: entity, slots: change.changedSlots, checked: checked, mapping: mapping)
-                previousUpdate = (entity, change.changedSlots, checked, plan)
+                statement = try connection.statement(plan.sql)
+                previousUpdate = (entity, change.changedSlots, checked, plan, statement)
             }
             let version = (checked ? change.expectedVersion : current[change.objectID] ?? change.expectedVersion) + 1
-            let statement = try connection.statement(plan.sql)
             statement.bind(version, at: 1)
             for (offset, write) in plan.writes.enumerated() {
                 try _bind(write, of: change, to: statement, at: Int32(offset + 2), mapping: mapping)

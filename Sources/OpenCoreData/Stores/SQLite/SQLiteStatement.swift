@@ -37,6 +37,13 @@ final class SQLiteStatement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Makes the statement ready to run again with the same parameters bound, for loops that bind every parameter
+    /// anew: clearing the bindings first costs more than binding a row's values.
+    @inline(__always)
+    func rewind() {
+        sqlite3_reset(handle)
+    }
+
     // MARK: Binding (indexes start at 1, as in SQLite)
 
     func bind(_ values: [SQLiteValue]) {
