@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+@testable import OpenCoreData
+
+/// The table that holds a context's registry and a store's row cache (an internal data structure, so these tests
+/// are OpenCoreData's own): it must behave as a dictionary keyed by object IDs through any mix of insertions,
+/// replacements, removals (which move later entries back), growth and copies.
+@Suite struct ObjectIDDictionaryTests {
+    /// A deterministic generator, so that a failure can be replayed.
+    struct Generator {
+        var state: UInt64
+        mutating func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+    }
+
+    static let entity: NSEntityDescription = {
+        let entity = NSEntityDescription()
+        entity.name = "Thing"
+        return entity
+    }()
+
+    /// IDs as a store makes them: equal keys are different objects, as when two fetches read the same row.
+    static func id(_ key: Int) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, storeReference: nil, reference: .primaryKey(Int64(key)))
+    }
+
+    func expectSame(_ table: ObjectIDDictionary<Int>, _ model: [Int: Int]) {
+        #expect(table.count == model.count)
+        #expect(table.isEmpty == model.isEmpty)
+        var seen: [Int: Int] = [:]
+        for (key, value) in table {
+            guard let number = key._primaryKey else { continue }
+            #expect(seen[Int(number)] == nil, "key \(number) listed twice")
+            seen[Int(number)] = value
+        }
+        #expect(seen == model)
+        for (key, value) in model {
+            #expect(table[Self.id(key)] == value)
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 4])
+    func randomOperationsMatchADictionary(seed: UInt64) {
+        var generator = Generator(state: seed)
+        var table: ObjectIDDictionary<Int> = [:]
+        var model: [Int: Int] = [:]
+        // Few distinct keys, so that runs of colliding entries form and removals move them back.
+        let keys = 3_000
+        for step in 0..<40_000 {
+            let key = generator.next(keys)
+            switch generator.next(10) {
+            case 0..<5:
+                table[Self.id(key)] = step
+                model[key] = step
+            case 5..<8:
+                table[Self.id(key)] = nil
+                model[key] = nil
+            case 8:
+                #expect(table.removeValue(forKey: Self.id(key)) == model.removeValue(forKey: key))
+            default:
+                #expect(table[Self.id(key)] == model[key])
+            }
+            if step % 5_000 == 0 { expectSame(table, model) }
+        }
+        expectSame(table, model)
+    }
+
+    @Test func aCopyIsIndependentOfTheOriginal() {
+        var original: ObjectIDDictionary<Int> = [:]
+        for key in 0..<1_000 { original[Self.id(key)] = key }
+        var copy = original
+        for key in 0..<500 { copy[Self.id(key)] = nil }
+        copy[Self.id(5_000)] = 1
+        #expect(original.count == 1_000)
+        #expect(original[Self.id(10)] == 10)
+        #expect(original[Self.id(5_000)] == nil)
+        #expect(copy.count == 501)
+        #expect(copy[Self.id(10)] == nil)
+    }
+
+    @Test func iteratingWhileRemovingSeesTheTableAsItWas() {
+        var table: ObjectIDDictionary<Int> = [:]
+        for key in 0..<2_000 { table[Self.id(key)] = key }
+        var visited = 0
+        for (key, _) in table {
+            table[key] = nil
+            visited += 1
+        }
+        #expect(visited == 2_000)
+        #expect(table.isEmpty)
+    }
+
+    @Test func reservingCapacityKeepsTheEntries() {
+        var table: ObjectIDDictionary<String> = [:]
+        for key in 0..<100 { table[Self.id(key)] = "value \(key)" }
+        for extra in stride(from: 100, to: 10_000, by: 100) { table.reserveCapacity(table.count + extra) }
+        #expect(table.count == 100)
+        #expect(table[Self.id(42)] == "value 42")
+        table.removeAll(keepingCapacity: true)
+        #expect(table.isEmpty)
+        #expect(table[Self.id(42)] == nil)
+    }
+}
