@@ -90,23 +90,24 @@ extension NSManagedObject {
     func _rememberOldValue(_ slot: Int) {
         // An inserted object has no values from before to report.
         if _flags.contains(.inserted) || _contextReference == nil { return }
-        if _eventOldValues?.contains(where: { $0.slot == slot }) == true { return }
+        if _sideState?.eventOldValues?.contains(where: { $0.slot == slot }) == true { return }
         let old: StoredValue
         if case .toMany(let contents) = _values[slot] {
             old = .toMany(contents.copy())
         } else {
             old = _values[slot]
         }
-        if _eventOldValues == nil {
-            _eventOldValues = [(slot, old)]
+        let state = _makeSideState()
+        if state.eventOldValues == nil {
+            state.eventOldValues = [(slot, old)]
         } else {
-            _eventOldValues!.append((slot, old))
+            state.eventOldValues!.append((slot, old))
         }
     }
 
     /// Records that `slot` changed: the object becomes updated in its context.
     func _markChanged(_ slot: Int) {
-        _changed.insert(slot)
+        _insertChanged(slot)
         _withContext { context in
             context._noteChange(of: self)
             guard !_flags.contains(.inserted), !_flags.contains(.deleted), !_flags.contains(.updated) else { return }

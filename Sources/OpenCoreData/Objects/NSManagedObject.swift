@@ -49,20 +49,15 @@ open class NSManagedObject: NSObject {
     /// The values as last fetched or saved (the store's view), for `committedValues(forKeys:)`, change tracking
     /// and refresh merges; `nil` for an object never saved.
     @exclusivity(unchecked) var _committed: StoredValues?
-    /// Slots changed since the last save.
-    @exclusivity(unchecked) var _changed = SlotSet()
-    @exclusivity(unchecked) var _flags: Flags = []
+    /// Slots below 63 changed since the last save (bit n for slot n); the bit 63 says that the side state holds
+    /// more (see `_changed`).
+    @exclusivity(unchecked) var _changedBits: UInt64 = 0
     /// The store's version number of the committed values (Core Data's `Z_OPT`), for optimistic locking.
     @exclusivity(unchecked) var _version: Int64 = 0
-    /// The old values of slots changed since the last `processPendingChanges()`, for
-    /// `changedValuesForCurrentEvent()`; allocated on the first change of an event. Few slots change in one event,
-    /// so a list searched in order.
-    @exclusivity(unchecked) var _eventOldValues: [(slot: Int, value: StoredValue)]?
-    /// Live `mutableSetValue(forKey:)`/`mutableOrderedSetValue(forKey:)` proxies, kept in step with the
-    /// relationships they stand for.
-    @exclusivity(unchecked) var _proxies: [Int: [WeakProxy]]?
-    /// The next save writes this object whatever the store's version (a merge policy decided so).
-    @exclusivity(unchecked) var _forceNextSave = false
+    /// State that few objects ever need, allocated on first use, so that every object is smaller (see
+    /// `ManagedObjectSideState`).
+    @exclusivity(unchecked) var _sideState: ManagedObjectSideState?
+    @exclusivity(unchecked) var _flags: Flags = []
 
     /// Creates an object of `entity` and, if a context is given, inserts it there.
     ///
@@ -198,7 +193,7 @@ open class NSManagedObject: NSObject {
     /// Whether the object has been inserted, deleted or changed (transient properties included) since it was
     /// last saved.
     open var hasChanges: Bool {
-        _flags.contains(.inserted) || _flags.contains(.deleted) || !_changed.isEmpty
+        _flags.contains(.inserted) || _flags.contains(.deleted) || _changedBits != 0
     }
 
     /// Whether the object has changes to persistent properties that saving would write.

@@ -3,6 +3,20 @@ package struct SlotSet: Hashable {
     private var low: UInt64 = 0
     private var high: [UInt64] = []
 
+    init() {}
+
+    /// The set of the slots whose bits are set in `lowWord` (slots 0 to 63).
+    init(lowWord: UInt64) {
+        low = lowWord
+    }
+
+    /// The set as one word, if every slot in it is below `limit` (at most 64).
+    func lowWordIfOnlyBelow(_ limit: Int) -> UInt64? {
+        guard high.allSatisfy({ $0 == 0 }) else { return nil }
+        if limit < 64, low >> UInt64(limit) != 0 { return nil }
+        return low
+    }
+
     var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
 
     @inline(__always)
