@@ -149,6 +149,11 @@ package enum PredicateComparisonOperator {
             {
                 return found
             }
+            if !options.isDisjoint(with: [.caseInsensitive, .diacriticInsensitive]),
+                let found = PredicateStringFolding.latinContains(string, substring, options: options)
+            {
+                return found
+            }
             return fold(string, options).contains(fold(substring, options))
         }
         guard let elements = PredicateValueComparison.elements(container) else { return false }
