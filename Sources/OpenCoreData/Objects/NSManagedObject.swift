@@ -45,7 +45,7 @@ open class NSManagedObject: NSObject {
     /// away, so the reference never dangles; objects tell their context when they go away (see `deinit`).
     @exclusivity(unchecked) var _contextReference: Unmanaged<NSManagedObjectContext>?
     /// The current values, one per slot of `_layout`; empty while the object is a fault.
-    @exclusivity(unchecked) var _values: StoredValues = []
+    @exclusivity(unchecked) var _values = StoredValues()
     /// The values as last fetched or saved (the store's view), for `committedValues(forKeys:)`, change tracking
     /// and refresh merges; `nil` for an object never saved.
     @exclusivity(unchecked) var _committed: StoredValues?

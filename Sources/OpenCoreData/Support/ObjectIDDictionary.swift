@@ -7,9 +7,10 @@
 ///   `isEqual(_:)`, and hashes them with SipHash; this table compares IDs with `_isEqual(to:)` and mixes their
 ///   precomputed hash with `cheapHash`;
 /// - a `Dictionary` fills at most 3/4 of its buckets and doubles, so 100,000 entries take 262,144 buckets; this
-///   table fills up to 4/5 (linear probing, entries moved back on removal rather than leaving tombstones), so the
-///   same entries take half the memory — for a row cache, 43 bytes per object instead of 84. A byte per bucket holds
-///   seven bits of the key's hash, so a probe compares bytes and looks at a key only when they match.
+///   table fills up to 4/5 (linear probing, later entries of a run moved back on removal), so the same entries take
+///   half the memory — for a row cache, 45 bytes per object instead of 84. A byte per bucket holds seven bits of the
+///   key's hash, so a probe compares bytes and looks at a key only when they match; another holds how far the entry
+///   lies from its home bucket, so a removal moves entries back without looking at their keys.
 package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequence {
     package typealias Key = NSManagedObjectID
 
@@ -141,9 +142,11 @@ final class ObjectIDTableStorage<Value> {
     fileprivate(set) var count = 0
     /// Per bucket: 0 if empty, else 0x80 and seven bits of the key's hash.
     fileprivate let tags: UnsafeMutablePointer<UInt8>
+    /// Per occupied bucket: how many buckets after its key's home bucket it lies, or 255 for that many or more.
+    private let distances: UnsafeMutablePointer<UInt8>
     /// Initialized (and not `nil`) exactly where the tag is not 0.
     let keys: UnsafeMutablePointer<NSManagedObjectID?>
-    /// Initialized exactly where `keys` is not `nil`.
+    /// Initialized exactly where the tag is not 0.
     let values: UnsafeMutablePointer<Value>
 
     init(minimumCapacity: Int) {
@@ -154,7 +157,7 @@ final class ObjectIDTableStorage<Value> {
         capacity = buckets * 4 / 5
         tags = .allocate(capacity: buckets)
         tags.initialize(repeating: 0, count: buckets)
-        // Keys are initialized only where a tag says so (`nil` stands for an empty bucket in the type only).
+        distances = .allocate(capacity: buckets)
         keys = .allocate(capacity: buckets)
         values = .allocate(capacity: buckets)
     }
@@ -173,6 +176,7 @@ final class ObjectIDTableStorage<Value> {
         }
         keys.deallocate()
         values.deallocate()
+        distances.deallocate()
         tags.deallocate()
     }
 
@@ -184,16 +188,17 @@ final class ObjectIDTableStorage<Value> {
         let table = ObjectIDTableStorage(minimumCapacity: minimumCapacity)
         guard let source else { return table }
         for bucket in 0..<source.bucketCount where source.tags[bucket] != 0 {
-            var home = table.hash(source.keys[bucket].unsafelyUnwrapped).home
-            while table.tags[home] != 0 { home = (home + 1) & table.mask }
-            table.tags[home] = source.tags[bucket]
+            let home = table.hash(source.keys[bucket].unsafelyUnwrapped).home
+            var target = home
+            while table.tags[target] != 0 { target = (target + 1) & table.mask }
+            table.occupy(target, home: home, tag: source.tags[bucket])
             if moving {
-                (table.keys + home).moveInitialize(from: source.keys + bucket, count: 1)
-                (table.values + home).moveInitialize(from: source.values + bucket, count: 1)
+                (table.keys + target).moveInitialize(from: source.keys + bucket, count: 1)
+                (table.values + target).moveInitialize(from: source.values + bucket, count: 1)
                 source.tags[bucket] = 0
             } else {
-                (table.keys + home).initialize(to: source.keys[bucket])
-                (table.values + home).initialize(to: source.values[bucket])
+                (table.keys + target).initialize(to: source.keys[bucket])
+                (table.values + target).initialize(to: source.values[bucket])
             }
             table.count += 1
         }
@@ -208,14 +213,30 @@ final class ObjectIDTableStorage<Value> {
         return (hash & mask, UInt8(truncatingIfNeeded: UInt(bitPattern: hash) >> 57) | 0x80)
     }
 
-    /// The bucket holding `key`, or the empty bucket where it would go, and the key's tag.
+    /// Marks `bucket` as holding an entry whose home is `home`.
     @inline(__always)
-    func find(_ key: NSManagedObjectID) -> (found: Int?, empty: Int, tag: UInt8) {
-        var (bucket, tag) = hash(key)
+    private func occupy(_ bucket: Int, home: Int, tag: UInt8) {
+        tags[bucket] = tag
+        distances[bucket] = UInt8(Swift.min((bucket - home) & mask, 255))
+    }
+
+    /// How far the entry in `bucket` lies from its home bucket.
+    @inline(__always)
+    private func distance(_ bucket: Int) -> Int {
+        let stored = distances[bucket]
+        if stored < 255 { return Int(stored) }
+        return (bucket - hash(keys[bucket].unsafelyUnwrapped).home) & mask
+    }
+
+    /// The bucket holding `key`, or the empty bucket where it would go, and the key's home and tag.
+    @inline(__always)
+    func find(_ key: NSManagedObjectID) -> (found: Int?, empty: Int, home: Int, tag: UInt8) {
+        let (home, tag) = hash(key)
+        var bucket = home
         while true {
             let current = tags[bucket]
-            if current == 0 { return (nil, bucket, tag) }
-            if current == tag, keys[bucket].unsafelyUnwrapped._isEqual(to: key) { return (bucket, bucket, tag) }
+            if current == 0 { return (nil, bucket, home, tag) }
+            if current == tag, keys[bucket].unsafelyUnwrapped._isEqual(to: key) { return (bucket, bucket, home, tag) }
             bucket = (bucket + 1) & mask
         }
     }
@@ -229,18 +250,19 @@ final class ObjectIDTableStorage<Value> {
 
     /// Sets the value of `key` (the caller has made sure there is room).
     func insert(_ key: NSManagedObjectID, _ value: Value) {
-        let (found, empty, tag) = find(key)
+        let (found, empty, home, tag) = find(key)
         if let found {
             values[found] = value
             return
         }
-        tags[empty] = tag
+        occupy(empty, home: home, tag: tag)
         (keys + empty).initialize(to: key)
         (values + empty).initialize(to: value)
         count += 1
     }
 
-    /// Removes `key`, moving later entries of its run back so that every entry stays reachable from its home bucket.
+    /// Removes `key`, moving later entries of its run back so that every entry stays reachable from its home bucket
+    /// (each entry's distance from home says whether it may move, without looking at its key).
     func remove(_ key: NSManagedObjectID) {
         guard var hole = find(key).found else { return }
         tags[hole] = 0
@@ -249,11 +271,12 @@ final class ObjectIDTableStorage<Value> {
         count -= 1
         var bucket = (hole + 1) & mask
         while tags[bucket] != 0 {
-            let home = hash(keys[bucket].unsafelyUnwrapped).home
-            // The entry may move into the hole if its home is not (cyclically) after the hole and up to the bucket.
-            let stays = hole <= bucket ? (home > hole && home <= bucket) : (home > hole || home <= bucket)
-            if !stays {
+            let distance = distance(bucket)
+            let gap = (bucket - hole) & mask
+            // An entry may move back into the hole if its home is at or before the hole.
+            if distance >= gap {
                 tags[hole] = tags[bucket]
+                distances[hole] = UInt8(Swift.min(distance - gap, 255))
                 (keys + hole).moveInitialize(from: keys + bucket, count: 1)
                 (values + hole).moveInitialize(from: values + bucket, count: 1)
                 tags[bucket] = 0

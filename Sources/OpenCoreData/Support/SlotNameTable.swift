@@ -86,22 +86,14 @@ final class SlotNameTable: @unchecked Sendable {
     /// The names, in the order they were given.
     var keys: [String] { names }
 
-    /// The two words a string value is made of, on platforms where it is two words.
     @inline(__always)
     private static func representation(_ string: String) -> (UInt64, UInt64)? {
-        guard MemoryLayout<String>.size == 16 else { return nil }
-        return withUnsafeBytes(of: string) { bytes in
-            (
-                bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
-                bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-            )
-        }
+        stringRepresentation(string)
     }
 
     @inline(__always)
     private static func representationHash(_ low: UInt64, _ high: UInt64) -> Int {
-        let mixed = (low ^ (high &* 0x9E37_79B9_7F4A_7C15)) &* 0xD6E8_FEB8_6659_FD93
-        return Int(truncatingIfNeeded: mixed ^ (mixed &>> 29))
+        stringRepresentationHash(low, high)
     }
 
     @inline(__always)
@@ -115,4 +107,24 @@ final class SlotNameTable: @unchecked Sendable {
         }
         return Int(truncatingIfNeeded: hash ^ (hash >> 29))
     }
+}
+
+/// The two words a string value is made of, on platforms where it is two words. Equal words mean equal strings: a
+/// string of up to 15 UTF-8 bytes is those bytes, a longer one a reference to its storage (which must be kept alive
+/// by whoever compares by it, so that its address cannot come to hold another text).
+@inline(__always)
+func stringRepresentation(_ string: String) -> (UInt64, UInt64)? {
+    guard MemoryLayout<String>.size == 16 else { return nil }
+    return withUnsafeBytes(of: string) { bytes in
+        (
+            bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+            bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        )
+    }
+}
+
+@inline(__always)
+func stringRepresentationHash(_ low: UInt64, _ high: UInt64) -> Int {
+    let mixed = (low ^ (high &* 0x9E37_79B9_7F4A_7C15)) &* 0xD6E8_FEB8_6659_FD93
+    return Int(truncatingIfNeeded: mixed ^ (mixed &>> 29))
 }

@@ -9,6 +9,8 @@ final class SQLiteConnection {
     let path: String
     let isReadOnly: Bool
     @exclusivity(unchecked) private var statements: [String: SQLiteStatement] = [:]
+    /// Statements found recently, by the representation of their SQL string (see `statement(_:)`).
+    @exclusivity(unchecked) private var recent = [SQLiteStatement?](repeating: nil, count: 64)
     private var isClosed = false
     /// How many statements the cache holds before it is emptied (generated fetches can vary without bound).
     private static let statementCacheLimit = 512
@@ -53,6 +55,7 @@ final class SQLiteConnection {
         isClosed = true
         for statement in statements.values { statement.finalize() }
         statements = [:]
+        for index in recent.indices { recent[index] = nil }
         sqlite3_close_v2(handle)
     }
 
@@ -73,16 +76,31 @@ final class SQLiteConnection {
     /// The cached prepared statement for `sql`, reset and ready to bind.
     func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(sql) }
-        if let cached = statements[sql] {
+        // Most SQL comes from strings the store keeps (a table's queries, plans): the same string, with the same
+        // representation, as the statement holds. Comparing representations costs a few instructions; hashing
+        // the text for the dictionary, over a thousand.
+        let representation = stringRepresentation(sql)
+        let slot = representation.map { stringRepresentationHash($0.0, $0.1) & (recent.count - 1) }
+        if let representation, let slot, let cached = recent[slot],
+            let held = stringRepresentation(cached.sql), held == representation
+        {
             cached.reset()
             return cached
         }
-        if statements.count >= Self.statementCacheLimit {
-            for statement in statements.values { statement.finalize() }
-            statements = [:]
+        let statement: SQLiteStatement
+        if let cached = statements[sql] {
+            cached.reset()
+            statement = cached
+        } else {
+            if statements.count >= Self.statementCacheLimit {
+                for statement in statements.values { statement.finalize() }
+                statements = [:]
+                for index in recent.indices { recent[index] = nil }
+            }
+            statement = try prepare(sql)
+            statements[sql] = statement
         }
-        let statement = try prepare(sql)
-        statements[sql] = statement
+        if let slot { recent[slot] = statement }
         return statement
     }
 
