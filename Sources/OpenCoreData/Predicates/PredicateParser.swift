@@ -32,8 +32,7 @@ struct PredicateParser {
 
     /// Parses a predicate, substituting `arguments` for its format specifiers.
     static func parsePredicate(_ format: String, arguments: [Any?]) throws(PredicateParseFailure) -> NSPredicate {
-        var lexer = PredicateLexer(format)
-        var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+        var parser = PredicateParser(tokens: try PredicateLexer(format).tokenize(), arguments: arguments)
         let parsed = try parser.parseOr()
         let predicate = try parser.requirePredicate(parsed)
         try parser.expectEnd()
@@ -42,8 +41,7 @@ struct PredicateParser {
 
     /// Parses an expression, substituting `arguments` for its format specifiers.
     static func parseExpression(_ format: String, arguments: [Any?]) throws(PredicateParseFailure) -> NSExpression {
-        var lexer = PredicateLexer(format)
-        var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+        var parser = PredicateParser(tokens: try PredicateLexer(format).tokenize(), arguments: arguments)
         let parsed = try parser.parseExpression()
         guard case .expression(let expression) = parsed else {
             throw PredicateParseFailure(position: 0, expected: "an expression", found: "a predicate")
