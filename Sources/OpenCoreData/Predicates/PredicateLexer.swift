@@ -32,11 +32,13 @@ struct PredicateToken {
     let kind: Kind
     /// The offset of the token's first character in the format string.
     let position: Int
+    /// The keyword an unescaped identifier spells, in any case.
+    let keyword: PredicateKeyword?
 
-    /// The keyword this token spells, uppercased, if it is an unescaped identifier.
-    var keyword: String? {
-        if case .identifier(let name, false) = kind { return name.uppercased() }
-        return nil
+    init(kind: Kind, position: Int, keyword: PredicateKeyword? = nil) {
+        self.kind = kind
+        self.position = position
+        self.keyword = keyword
     }
 
     /// A short description for error messages.
@@ -210,15 +212,13 @@ private struct Reader {
         guard offset < bytes.count else { return PredicateToken(kind: .end, position: start) }
         guard let byte = ascii(at: offset) else {
             let character = character(at: offset).character
-            if PredicateLexer.isIdentifierStart(character) {
-                return PredicateToken(kind: .identifier(readIdentifier(), escaped: false), position: start)
+            guard PredicateLexer.isIdentifierStart(character) else {
+                throw PredicateParseFailure(
+                    position: start, expected: "an expression or operator", found: String(character))
             }
-            throw PredicateParseFailure(
-                position: start, expected: "an expression or operator", found: String(character))
+            return readKeyOrKeyword(position: start)
         }
-        if PredicateLexer.isIdentifierStart(byte) {
-            return PredicateToken(kind: .identifier(readIdentifier(), escaped: false), position: start)
-        }
+        if PredicateLexer.isIdentifierStart(byte) { return readKeyOrKeyword(position: start) }
         switch byte {
         case UInt8(ascii: "#"), UInt8(ascii: "@"), UInt8(ascii: "$"):
             advance()
@@ -231,7 +231,7 @@ private struct Reader {
                     }
                 throw PredicateParseFailure(position: start, expected: expected, found: String(UnicodeScalar(byte)))
             }
-            let name = readIdentifier()
+            let name = text(readIdentifier())
             let kind: PredicateToken.Kind =
                 switch byte {
                 case UInt8(ascii: "#"): .identifier(name, escaped: true)
@@ -328,22 +328,30 @@ private struct Reader {
         }
     }
 
-    /// An identifier; a function name may continue with colon-separated parts (`sum:`, `modulus:by:`) when a
-    /// parenthesis follows, which is how function expressions print.
-    private mutating func readIdentifier() -> String {
+    /// An unescaped identifier: a key, or a keyword in any case.
+    private mutating func readKeyOrKeyword(position: Int) -> PredicateToken {
+        let range = readIdentifier()
+        let name = text(range)
+        let keyword = PredicateKeyword.keyword(utf8: bytes[range], name: name)
+        return PredicateToken(kind: .identifier(name, escaped: false), position: position, keyword: keyword)
+    }
+
+    /// The bytes of an identifier; a function name may continue with colon-separated parts (`sum:`, `modulus:by:`)
+    /// when a parenthesis follows, which is how function expressions print.
+    private mutating func readIdentifier() -> Range<Int> {
         let start = offset
         skipIdentifierParts()
         guard ascii(at: offset) == UInt8(ascii: ":"), ascii(at: offset + 1) != UInt8(ascii: "=") else {
-            return text(start..<offset)
+            return start..<offset
         }
         let (end, endColumn) = (offset, column)
         while ascii(at: offset) == UInt8(ascii: ":") {
             advance()
             skipIdentifierParts()
         }
-        if ascii(at: offset) == UInt8(ascii: "(") { return text(start..<offset) }
+        if ascii(at: offset) == UInt8(ascii: "(") { return start..<offset }
         (offset, column) = (end, endColumn)
-        return text(start..<end)
+        return start..<end
     }
 
     private mutating func readString(quote: UInt8) throws(PredicateParseFailure) -> String {

@@ -62,8 +62,8 @@ struct PredicateParser {
         current.kind == .symbol(symbol)
     }
 
-    private func isKeyword(_ keyword: String) -> Bool {
-        current.keyword == keyword
+    private func isKeyword(_ keyword: PredicateKeyword) -> Bool {
+        tokens[index].keyword == keyword
     }
 
     private func failure(_ expected: String) -> PredicateParseFailure {
@@ -109,9 +109,9 @@ struct PredicateParser {
 
     private mutating func parseOr() throws(PredicateParseFailure) -> Parsed {
         let first = try parseAnd()
-        guard isKeyword("OR") || isSymbol("||") else { return first }
+        guard isKeyword(.or) || isSymbol("||") else { return first }
         var subpredicates = [try requirePredicate(first)]
-        while isKeyword("OR") || isSymbol("||") {
+        while isKeyword(.or) || isSymbol("||") {
             advance()
             subpredicates.append(try requirePredicate(try parseAnd()))
         }
@@ -120,9 +120,9 @@ struct PredicateParser {
 
     private mutating func parseAnd() throws(PredicateParseFailure) -> Parsed {
         let first = try parseNot()
-        guard isKeyword("AND") || isSymbol("&&") else { return first }
+        guard isKeyword(.and) || isSymbol("&&") else { return first }
         var subpredicates = [try requirePredicate(first)]
-        while isKeyword("AND") || isSymbol("&&") {
+        while isKeyword(.and) || isSymbol("&&") {
             advance()
             subpredicates.append(try requirePredicate(try parseNot()))
         }
@@ -130,7 +130,7 @@ struct PredicateParser {
     }
 
     private mutating func parseNot() throws(PredicateParseFailure) -> Parsed {
-        guard isKeyword("NOT") || isSymbol("!") else { return try parseComparison() }
+        guard isKeyword(.not) || isSymbol("!") else { return try parseComparison() }
         advance()
         try enter()
         defer { leave() }
@@ -139,20 +139,20 @@ struct PredicateParser {
     }
 
     private mutating func parseComparison() throws(PredicateParseFailure) -> Parsed {
-        if isKeyword("TRUEPREDICATE") {
+        if isKeyword(.truePredicate) {
             advance()
             return .predicate(NSPredicate(value: true))
         }
-        if isKeyword("FALSEPREDICATE") {
+        if isKeyword(.falsePredicate) {
             advance()
             return .predicate(NSPredicate(value: false))
         }
         var modifier = NSComparisonPredicate.Modifier.direct
         var negated = false
         switch current.keyword {
-        case "ANY", "SOME": modifier = .any
-        case "ALL": modifier = .all
-        case "NONE":
+        case .anyOf?, .someOf?: modifier = .any
+        case .allOf?: modifier = .all
+        case .noneOf?:
             modifier = .any
             negated = true
         default: break
@@ -201,13 +201,13 @@ struct PredicateParser {
         case .symbol(">="), .symbol("=>"): type = .greaterThanOrEqualTo
         default:
             switch current.keyword {
-            case "BETWEEN": type = .between
-            case "IN": type = .in
-            case "CONTAINS": type = .contains
-            case "BEGINSWITH": type = .beginsWith
-            case "ENDSWITH": type = .endsWith
-            case "LIKE": type = .like
-            case "MATCHES": type = .matches
+            case .between?: type = .between
+            case .in?: type = .in
+            case .contains?: type = .contains
+            case .beginsWith?: type = .beginsWith
+            case .endsWith?: type = .endsWith
+            case .like?: type = .like
+            case .matches?: type = .matches
             default: return nil
             }
         }
@@ -238,9 +238,9 @@ struct PredicateParser {
         while true {
             let make: (NSExpression, NSExpression) -> NSExpression
             switch current.keyword {
-            case "UNION": make = { NSExpression(forUnionSet: $0, with: $1) }
-            case "INTERSECT": make = { NSExpression(forIntersectSet: $0, with: $1) }
-            case "MINUS": make = { NSExpression(forMinusSet: $0, with: $1) }
+            case .union?: make = { NSExpression(forUnionSet: $0, with: $1) }
+            case .intersect?: make = { NSExpression(forIntersectSet: $0, with: $1) }
+            case .minus?: make = { NSExpression(forMinusSet: $0, with: $1) }
             default: return left
             }
             guard case .expression(let lhs) = left else { return left }
@@ -327,13 +327,13 @@ struct PredicateParser {
                 advance()
                 let indexExpression: NSExpression
                 switch current.keyword {
-                case "FIRST":
+                case .first?:
                     indexExpression = NSExpression(kind: .symbolicIndex(.first))
                     advance()
-                case "LAST":
+                case .last?:
                     indexExpression = NSExpression(kind: .symbolicIndex(.last))
                     advance()
-                case "SIZE":
+                case .size?:
                     indexExpression = NSExpression(kind: .symbolicIndex(.size))
                     advance()
                 default:
@@ -424,15 +424,15 @@ struct PredicateParser {
     private mutating func parseIdentifier(_ name: String, at token: PredicateToken) throws(PredicateParseFailure)
         -> NSExpression
     {
-        switch name.uppercased() {
-        case "NULL", "NIL": return NSExpression(forConstantValue: nil)
-        case "TRUE", "YES": return NSExpression(forConstantValue: NSNumber(value: true))
-        case "FALSE", "NO": return NSExpression(forConstantValue: NSNumber(value: false))
-        case "SELF": return NSExpression.expressionForEvaluatedObject()
-        case "ANYKEY": return NSExpression.expressionForAnyKey()
-        case "SUBQUERY": return try parseSubquery()
-        case "FUNCTION": return try parseFunction()
-        case "CAST":
+        switch token.keyword {
+        case .null?, .nilValue?: return NSExpression(forConstantValue: nil)
+        case .trueValue?, .yes?: return NSExpression(forConstantValue: NSNumber(value: true))
+        case .falseValue?, .no?: return NSExpression(forConstantValue: NSNumber(value: false))
+        case .selfValue?: return NSExpression.expressionForEvaluatedObject()
+        case .anyKey?: return NSExpression.expressionForAnyKey()
+        case .subquery?: return try parseSubquery()
+        case .function?: return try parseFunction()
+        case .cast?:
             try expectSymbol("(")
             let value = try parseArgument()
             try expectSymbol(",")
@@ -440,7 +440,7 @@ struct PredicateParser {
             try expectSymbol(")")
             if let constant = Self.foldedCast(value, type) { return constant }
             return NSExpression(forFunction: "castObject:toType:", arguments: [value, type])
-        case "TERNARY":
+        case .ternary?:
             try expectSymbol("(")
             let condition = try requirePredicate(try parseOr())
             try expectSymbol(",")
@@ -455,7 +455,7 @@ struct PredicateParser {
         if isSymbol("(") {
             return try parseFunctionCall(name, at: token)
         }
-        if PredicatePrinter.reservedWords.contains(name.uppercased()) {
+        if token.keyword != nil {
             throw PredicateParseFailure(position: token.position, expected: "an expression", found: name)
         }
         return NSExpression(forKeyPath: name)
