@@ -25,7 +25,7 @@ struct PredicateToken {
         /// `%@`, `%K`, `%d`…: the conversion character(s) after `%`, without length modifiers.
         case formatSpecifier(String)
         /// Punctuation and operators: `( ) { } [ ] , . == != < <= > >= && || ! + - * / ** :=`…
-        case symbol(String)
+        case symbol(PredicateSymbol)
         case end
     }
 
@@ -52,10 +52,41 @@ struct PredicateToken {
         case .real(let value): return String(value)
         case .variable(let name): return "$\(name)"
         case .formatSpecifier(let specifier): return "%\(specifier)"
-        case .symbol(let symbol): return symbol
+        case .symbol(let symbol): return symbol.rawValue
         case .end: return "the end of the string"
         }
     }
+}
+
+/// The punctuation and operators of the format language.
+enum PredicateSymbol: String {
+    case openParenthesis = "("
+    case closeParenthesis = ")"
+    case openBrace = "{"
+    case closeBrace = "}"
+    case openBracket = "["
+    case closeBracket = "]"
+    case comma = ","
+    case dot = "."
+    case equals = "="
+    case equalsEquals = "=="
+    case bangEquals = "!="
+    case lessGreater = "<>"
+    case less = "<"
+    case lessEquals = "<="
+    case equalsLess = "=<"
+    case greater = ">"
+    case greaterEquals = ">="
+    case equalsGreater = "=>"
+    case ampersands = "&&"
+    case bars = "||"
+    case bang = "!"
+    case plus = "+"
+    case minus = "-"
+    case star = "*"
+    case slash = "/"
+    case stars = "**"
+    case colonEquals = ":="
 }
 
 /// Splits a format string into tokens.
@@ -266,20 +297,20 @@ private struct Reader {
     }
 
     /// Operators of two characters first, so that `<=` is not read as `<`.
-    private mutating func readSymbol(_ first: UInt8) throws(PredicateParseFailure) -> String {
-        let pair: String? =
+    private mutating func readSymbol(_ first: UInt8) throws(PredicateParseFailure) -> PredicateSymbol {
+        let pair: PredicateSymbol? =
             switch (first, ascii(at: offset + 1)) {
-            case (UInt8(ascii: "="), UInt8(ascii: "=")): "=="
-            case (UInt8(ascii: "!"), UInt8(ascii: "=")): "!="
-            case (UInt8(ascii: "<"), UInt8(ascii: ">")): "<>"
-            case (UInt8(ascii: "<"), UInt8(ascii: "=")): "<="
-            case (UInt8(ascii: "="), UInt8(ascii: "<")): "=<"
-            case (UInt8(ascii: ">"), UInt8(ascii: "=")): ">="
-            case (UInt8(ascii: "="), UInt8(ascii: ">")): "=>"
-            case (UInt8(ascii: "&"), UInt8(ascii: "&")): "&&"
-            case (UInt8(ascii: "|"), UInt8(ascii: "|")): "||"
-            case (UInt8(ascii: "*"), UInt8(ascii: "*")): "**"
-            case (UInt8(ascii: ":"), UInt8(ascii: "=")): ":="
+            case (UInt8(ascii: "="), UInt8(ascii: "=")): .equalsEquals
+            case (UInt8(ascii: "!"), UInt8(ascii: "=")): .bangEquals
+            case (UInt8(ascii: "<"), UInt8(ascii: ">")): .lessGreater
+            case (UInt8(ascii: "<"), UInt8(ascii: "=")): .lessEquals
+            case (UInt8(ascii: "="), UInt8(ascii: "<")): .equalsLess
+            case (UInt8(ascii: ">"), UInt8(ascii: "=")): .greaterEquals
+            case (UInt8(ascii: "="), UInt8(ascii: ">")): .equalsGreater
+            case (UInt8(ascii: "&"), UInt8(ascii: "&")): .ampersands
+            case (UInt8(ascii: "|"), UInt8(ascii: "|")): .bars
+            case (UInt8(ascii: "*"), UInt8(ascii: "*")): .stars
+            case (UInt8(ascii: ":"), UInt8(ascii: "=")): .colonEquals
             default: nil
             }
         if let pair {
@@ -287,24 +318,24 @@ private struct Reader {
             column += 2
             return pair
         }
-        let single: String? =
+        let single: PredicateSymbol? =
             switch first {
-            case UInt8(ascii: "="): "="
-            case UInt8(ascii: "<"): "<"
-            case UInt8(ascii: ">"): ">"
-            case UInt8(ascii: "!"): "!"
-            case UInt8(ascii: "("): "("
-            case UInt8(ascii: ")"): ")"
-            case UInt8(ascii: "{"): "{"
-            case UInt8(ascii: "}"): "}"
-            case UInt8(ascii: "["): "["
-            case UInt8(ascii: "]"): "]"
-            case UInt8(ascii: ","): ","
-            case UInt8(ascii: "."): "."
-            case UInt8(ascii: "+"): "+"
-            case UInt8(ascii: "-"): "-"
-            case UInt8(ascii: "*"): "*"
-            case UInt8(ascii: "/"): "/"
+            case UInt8(ascii: "="): .equals
+            case UInt8(ascii: "<"): .less
+            case UInt8(ascii: ">"): .greater
+            case UInt8(ascii: "!"): .bang
+            case UInt8(ascii: "("): .openParenthesis
+            case UInt8(ascii: ")"): .closeParenthesis
+            case UInt8(ascii: "{"): .openBrace
+            case UInt8(ascii: "}"): .closeBrace
+            case UInt8(ascii: "["): .openBracket
+            case UInt8(ascii: "]"): .closeBracket
+            case UInt8(ascii: ","): .comma
+            case UInt8(ascii: "."): .dot
+            case UInt8(ascii: "+"): .plus
+            case UInt8(ascii: "-"): .minus
+            case UInt8(ascii: "*"): .star
+            case UInt8(ascii: "/"): .slash
             default: nil
             }
         guard let single else {

@@ -58,8 +58,9 @@ struct PredicateParser {
         if index < tokens.count - 1 { index += 1 }
     }
 
-    private func isSymbol(_ symbol: String) -> Bool {
-        current.kind == .symbol(symbol)
+    private func isSymbol(_ symbol: PredicateSymbol) -> Bool {
+        if case .symbol(let found) = tokens[index].kind { return found == symbol }
+        return false
     }
 
     private func isKeyword(_ keyword: PredicateKeyword) -> Bool {
@@ -70,8 +71,8 @@ struct PredicateParser {
         PredicateParseFailure(position: current.position, expected: expected, found: current.display)
     }
 
-    private mutating func expectSymbol(_ symbol: String) throws(PredicateParseFailure) {
-        guard isSymbol(symbol) else { throw failure("\"\(symbol)\"") }
+    private mutating func expectSymbol(_ symbol: PredicateSymbol) throws(PredicateParseFailure) {
+        guard isSymbol(symbol) else { throw failure("\"\(symbol.rawValue)\"") }
         advance()
     }
 
@@ -109,9 +110,9 @@ struct PredicateParser {
 
     private mutating func parseOr() throws(PredicateParseFailure) -> Parsed {
         let first = try parseAnd()
-        guard isKeyword(.or) || isSymbol("||") else { return first }
+        guard isKeyword(.or) || isSymbol(.bars) else { return first }
         var subpredicates = [try requirePredicate(first)]
-        while isKeyword(.or) || isSymbol("||") {
+        while isKeyword(.or) || isSymbol(.bars) {
             advance()
             subpredicates.append(try requirePredicate(try parseAnd()))
         }
@@ -120,9 +121,9 @@ struct PredicateParser {
 
     private mutating func parseAnd() throws(PredicateParseFailure) -> Parsed {
         let first = try parseNot()
-        guard isKeyword(.and) || isSymbol("&&") else { return first }
+        guard isKeyword(.and) || isSymbol(.ampersands) else { return first }
         var subpredicates = [try requirePredicate(first)]
-        while isKeyword(.and) || isSymbol("&&") {
+        while isKeyword(.and) || isSymbol(.ampersands) {
             advance()
             subpredicates.append(try requirePredicate(try parseNot()))
         }
@@ -130,7 +131,7 @@ struct PredicateParser {
     }
 
     private mutating func parseNot() throws(PredicateParseFailure) -> Parsed {
-        guard isKeyword(.not) || isSymbol("!") else { return try parseComparison() }
+        guard isKeyword(.not) || isSymbol(.bang) else { return try parseComparison() }
         advance()
         try enter()
         defer { leave() }
@@ -193,12 +194,12 @@ struct PredicateParser {
     {
         let type: NSComparisonPredicate.Operator
         switch current.kind {
-        case .symbol("="), .symbol("=="): type = .equalTo
-        case .symbol("!="), .symbol("<>"): type = .notEqualTo
-        case .symbol("<"): type = .lessThan
-        case .symbol("<="), .symbol("=<"): type = .lessThanOrEqualTo
-        case .symbol(">"): type = .greaterThan
-        case .symbol(">="), .symbol("=>"): type = .greaterThanOrEqualTo
+        case .symbol(.equals), .symbol(.equalsEquals): type = .equalTo
+        case .symbol(.bangEquals), .symbol(.lessGreater): type = .notEqualTo
+        case .symbol(.less): type = .lessThan
+        case .symbol(.lessEquals), .symbol(.equalsLess): type = .lessThanOrEqualTo
+        case .symbol(.greater): type = .greaterThan
+        case .symbol(.greaterEquals), .symbol(.equalsGreater): type = .greaterThanOrEqualTo
         default:
             switch current.keyword {
             case .between?: type = .between
@@ -212,7 +213,7 @@ struct PredicateParser {
             }
         }
         advance()
-        guard isSymbol("[") else { return (type, []) }
+        guard isSymbol(.openBracket) else { return (type, []) }
         advance()
         var options: NSComparisonPredicate.Options = []
         guard case .identifier(let letters, false) = current.kind else {
@@ -227,7 +228,7 @@ struct PredicateParser {
             }
         }
         advance()
-        try expectSymbol("]")
+        try expectSymbol(.closeBracket)
         return (type, options)
     }
 
@@ -253,9 +254,9 @@ struct PredicateParser {
 
     private mutating func parseAdditive() throws(PredicateParseFailure) -> Parsed {
         var left = try parseMultiplicative()
-        while isSymbol("+") || isSymbol("-") {
+        while isSymbol(.plus) || isSymbol(.minus) {
             guard case .expression(let lhs) = left else { return left }
-            let function = isSymbol("+") ? "add:to:" : "from:subtract:"
+            let function = isSymbol(.plus) ? "add:to:" : "from:subtract:"
             advance()
             let position = current.position
             let rhs = try requireExpression(try parseMultiplicative(), at: position)
@@ -266,9 +267,9 @@ struct PredicateParser {
 
     private mutating func parseMultiplicative() throws(PredicateParseFailure) -> Parsed {
         var left = try parsePower()
-        while isSymbol("*") || isSymbol("/") {
+        while isSymbol(.star) || isSymbol(.slash) {
             guard case .expression(let lhs) = left else { return left }
-            let function = isSymbol("*") ? "multiply:by:" : "divide:by:"
+            let function = isSymbol(.star) ? "multiply:by:" : "divide:by:"
             advance()
             let position = current.position
             let rhs = try requireExpression(try parsePower(), at: position)
@@ -279,7 +280,7 @@ struct PredicateParser {
 
     private mutating func parsePower() throws(PredicateParseFailure) -> Parsed {
         var left = try parseUnary()
-        while isSymbol("**") {
+        while isSymbol(.stars) {
             guard case .expression(let lhs) = left else { return left }
             advance()
             let position = current.position
@@ -290,7 +291,7 @@ struct PredicateParser {
     }
 
     private mutating func parseUnary() throws(PredicateParseFailure) -> Parsed {
-        guard isSymbol("-") else { return try parsePostfix() }
+        guard isSymbol(.minus) else { return try parsePostfix() }
         advance()
         try enter()
         defer { leave() }
@@ -313,7 +314,7 @@ struct PredicateParser {
     private mutating func parsePostfix() throws(PredicateParseFailure) -> Parsed {
         var parsed = try parsePrimary()
         while case .expression(let base) = parsed {
-            if isSymbol(".") {
+            if isSymbol(.dot) {
                 advance()
                 let key: String
                 switch current.kind {
@@ -323,7 +324,7 @@ struct PredicateParser {
                 }
                 advance()
                 parsed = .expression(Self.appendKey(key, to: base))
-            } else if isSymbol("[") {
+            } else if isSymbol(.openBracket) {
                 advance()
                 let indexExpression: NSExpression
                 switch current.keyword {
@@ -340,7 +341,7 @@ struct PredicateParser {
                     let position = current.position
                     indexExpression = try requireExpression(try parseExpression(), at: position)
                 }
-                try expectSymbol("]")
+                try expectSymbol(.closeBracket)
                 parsed = .expression(
                     NSExpression(forFunction: "objectFrom:withIndex:", arguments: [base, indexExpression]))
             } else {
@@ -365,27 +366,27 @@ struct PredicateParser {
     private mutating func parsePrimary() throws(PredicateParseFailure) -> Parsed {
         let token = current
         switch token.kind {
-        case .symbol("("):
+        case .symbol(.openParenthesis):
             advance()
             try enter()
             defer { leave() }
             let inner = try parseOr()
-            try expectSymbol(")")
+            try expectSymbol(.closeParenthesis)
             return inner
-        case .symbol("{"):
+        case .symbol(.openBrace):
             advance()
             try enter()
             defer { leave() }
             var elements: [NSExpression] = []
-            if !isSymbol("}") {
+            if !isSymbol(.closeBrace) {
                 while true {
                     let position = current.position
                     elements.append(try requireExpression(try parseExpression(), at: position))
-                    guard isSymbol(",") else { break }
+                    guard isSymbol(.comma) else { break }
                     advance()
                 }
             }
-            try expectSymbol("}")
+            try expectSymbol(.closeBrace)
             return .expression(NSExpression(forAggregate: elements))
         case .string(let value):
             advance()
@@ -401,7 +402,7 @@ struct PredicateParser {
             return .expression(NSExpression(forConstantValue: NSNumber(value: value)))
         case .variable(let name):
             advance()
-            guard isSymbol(":=") else { return .expression(NSExpression(forVariable: name)) }
+            guard isSymbol(.colonEquals) else { return .expression(NSExpression(forVariable: name)) }
             advance()
             let position = current.position
             let value = try requireExpression(try parseExpression(), at: position)
@@ -433,26 +434,26 @@ struct PredicateParser {
         case .subquery?: return try parseSubquery()
         case .function?: return try parseFunction()
         case .cast?:
-            try expectSymbol("(")
+            try expectSymbol(.openParenthesis)
             let value = try parseArgument()
-            try expectSymbol(",")
+            try expectSymbol(.comma)
             let type = try parseArgument()
-            try expectSymbol(")")
+            try expectSymbol(.closeParenthesis)
             if let constant = Self.foldedCast(value, type) { return constant }
             return NSExpression(forFunction: "castObject:toType:", arguments: [value, type])
         case .ternary?:
-            try expectSymbol("(")
+            try expectSymbol(.openParenthesis)
             let condition = try requirePredicate(try parseOr())
-            try expectSymbol(",")
+            try expectSymbol(.comma)
             let whenTrue = try parseArgument()
-            try expectSymbol(",")
+            try expectSymbol(.comma)
             let whenFalse = try parseArgument()
-            try expectSymbol(")")
+            try expectSymbol(.closeParenthesis)
             return NSExpression(forConditional: condition, trueExpression: whenTrue, falseExpression: whenFalse)
         default:
             break
         }
-        if isSymbol("(") {
+        if isSymbol(.openParenthesis) {
             return try parseFunctionCall(name, at: token)
         }
         if token.keyword != nil {
@@ -489,18 +490,18 @@ struct PredicateParser {
     }
 
     private mutating func parseArguments() throws(PredicateParseFailure) -> [NSExpression] {
-        try expectSymbol("(")
+        try expectSymbol(.openParenthesis)
         try enter()
         defer { leave() }
         var arguments: [NSExpression] = []
-        if !isSymbol(")") {
+        if !isSymbol(.closeParenthesis) {
             while true {
                 arguments.append(try parseArgument())
-                guard isSymbol(",") else { break }
+                guard isSymbol(.comma) else { break }
                 advance()
             }
         }
-        try expectSymbol(")")
+        try expectSymbol(.closeParenthesis)
         return arguments
     }
 
@@ -527,25 +528,25 @@ struct PredicateParser {
     }
 
     private mutating func parseSubquery() throws(PredicateParseFailure) -> NSExpression {
-        try expectSymbol("(")
+        try expectSymbol(.openParenthesis)
         try enter()
         defer { leave() }
         let collection = try parseArgument()
-        try expectSymbol(",")
+        try expectSymbol(.comma)
         guard case .variable(let variable) = current.kind else { throw failure("an iterator variable such as $x") }
         advance()
-        try expectSymbol(",")
+        try expectSymbol(.comma)
         let predicate = try requirePredicate(try parseOr())
-        try expectSymbol(")")
+        try expectSymbol(.closeParenthesis)
         return NSExpression(forSubquery: collection, usingIteratorVariable: variable, predicate: predicate)
     }
 
     private mutating func parseFunction() throws(PredicateParseFailure) -> NSExpression {
-        try expectSymbol("(")
+        try expectSymbol(.openParenthesis)
         try enter()
         defer { leave() }
         let target = try parseArgument()
-        try expectSymbol(",")
+        try expectSymbol(.comma)
         let selectorToken = current
         let selectorExpression = try parseArgument()
         guard case .constant(let value) = selectorExpression.kind,
@@ -555,11 +556,11 @@ struct PredicateParser {
                 position: selectorToken.position, expected: "a selector name in quotes", found: selectorToken.display)
         }
         var arguments: [NSExpression] = []
-        while isSymbol(",") {
+        while isSymbol(.comma) {
             advance()
             arguments.append(try parseArgument())
         }
-        try expectSymbol(")")
+        try expectSymbol(.closeParenthesis)
         return NSExpression(forFunction: target, selectorName: selector, arguments: arguments)
     }
 
