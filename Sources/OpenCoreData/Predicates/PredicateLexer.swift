@@ -161,11 +161,14 @@ private struct Reader {
 
     mutating func tokenize() -> Result<[PredicateToken], PredicateParseFailure> {
         var tokens: [PredicateToken] = []
+        // A token takes about four bytes in typical formats; reserving that avoids most regrowth.
+        tokens.reserveCapacity(bytes.count / 4 + 2)
         do {
             while true {
                 let token = try next()
+                let isEnd = if case .end = token.kind { true } else { false }
                 tokens.append(token)
-                if case .end = token.kind { return .success(tokens) }
+                if isEnd { return .success(tokens) }
             }
         } catch {
             return .failure(error)
@@ -176,6 +179,7 @@ private struct Reader {
 
     /// The byte at `offset` when the character starting there is that one ASCII scalar; `nil` at the end and for any
     /// other character: a non-ASCII one, CR LF, or an ASCII scalar that combining marks after it extend.
+    @inline(__always)
     func ascii(at offset: Int) -> UInt8? {
         guard offset < bytes.count else { return nil }
         let byte = bytes[offset]
@@ -184,10 +188,16 @@ private struct Reader {
         guard after < bytes.count else { return byte }
         let next = bytes[after]
         if next < 0x80 { return byte == 0x0D && next == 0x0A ? nil : byte }
+        return standsAlone(byte, at: offset) ? byte : nil
+    }
+
+    /// Whether the ASCII `byte` at `offset`, which a non-ASCII scalar follows, is a character by itself.
+    @inline(never)
+    private func standsAlone(_ byte: UInt8, at offset: Int) -> Bool {
         // Nothing attaches to a control character, nor is anything in U+0080…U+02FF (lead bytes up to 0xCB) an
         // extending scalar; past that, grapheme breaking decides.
-        if next <= 0xCB || byte < 0x20 || byte == 0x7F { return byte }
-        return character(at: offset).end == after ? byte : nil
+        if bytes[offset + 1] <= 0xCB || byte < 0x20 || byte == 0x7F { return true }
+        return character(at: offset).end == offset + 1
     }
 
     /// The character that starts at `offset`, which must be before the end, and where the next one starts.
@@ -348,6 +358,19 @@ private struct Reader {
 
     private mutating func skipIdentifierParts() {
         while offset < bytes.count {
+            // A run of ASCII letters, digits and underscores is one character per byte, except that a non-ASCII
+            // scalar after the run may extend its last byte; that byte is then read again as a character below.
+            var end = offset
+            while end < bytes.count, bytes[end] < 0x80, PredicateLexer.isIdentifierPart(bytes[end]) { end += 1 }
+            if end == bytes.count || bytes[end] < 0x80 {
+                column += end - offset
+                offset = end
+                return
+            }
+            if end > offset {
+                column += end - 1 - offset
+                offset = end - 1
+            }
             if let byte = ascii(at: offset) {
                 guard PredicateLexer.isIdentifierPart(byte) else { return }
                 advance()
