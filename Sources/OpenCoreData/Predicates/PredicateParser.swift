@@ -19,11 +19,11 @@ struct PredicateParser {
 
     private let tokens: [PredicateToken]
     private var index = 0
-    private let arguments: [Any?]
+    private let arguments: [Any]
     private var argumentIndex = 0
     private var depth = 0
 
-    private init(tokens: [PredicateToken], arguments: [Any?]) {
+    private init(tokens: [PredicateToken], arguments: [Any]) {
         self.tokens = tokens
         self.arguments = arguments
     }
@@ -31,7 +31,7 @@ struct PredicateParser {
     // MARK: Entry points
 
     /// Parses a predicate, substituting `arguments` for its format specifiers.
-    static func parsePredicate(_ format: String, arguments: [Any?]) throws(PredicateParseFailure) -> NSPredicate {
+    static func parsePredicate(_ format: String, arguments: [Any]) throws(PredicateParseFailure) -> NSPredicate {
         var parser = PredicateParser(tokens: try PredicateLexer(format).tokenize(), arguments: arguments)
         let parsed = try parser.parseOr()
         let predicate = try parser.requirePredicate(parsed)
@@ -40,7 +40,7 @@ struct PredicateParser {
     }
 
     /// Parses an expression, substituting `arguments` for its format specifiers.
-    static func parseExpression(_ format: String, arguments: [Any?]) throws(PredicateParseFailure) -> NSExpression {
+    static func parseExpression(_ format: String, arguments: [Any]) throws(PredicateParseFailure) -> NSExpression {
         var parser = PredicateParser(tokens: try PredicateLexer(format).tokenize(), arguments: arguments)
         let parsed = try parser.parseExpression()
         guard case .expression(let expression) = parsed else {
