@@ -419,6 +419,17 @@ import Testing
         #expect(NSPredicate(format: "INDEX == 1 AND nothing == 2").predicateFormat == "INDEX == 1 AND nothing == 2")
     }
 
+    #if !canImport(CoreData)
+    /// A keyword is whatever `uppercased()` turns into one, so case mappings beyond ASCII count: the dotless ı
+    /// uppercases to I, the long ſ to S. A key spelled so prints escaped.
+    @Test func keywordsFollowUnicodeCaseMapping() {
+        #expect(NSPredicate(format: "a ın {1}").predicateFormat == "a IN {1}")
+        #expect(NSExpression(format: "ſelf").expressionType == .evaluatedObject)
+        #expect(NSPredicate(format: "#ın == 1").predicateFormat == "#ın == 1")
+        #expect(NSPredicate(format: "ınk == 1").predicateFormat == "ınk == 1")
+    }
+    #endif
+
     @Test(
         arguments: [
             ("0xff", 255), ("0XFF", 255), ("0x7FFFFFFFFFFFFFFF", Int64.max), ("0o777", 511), ("0O17", 15),

@@ -79,8 +79,8 @@ enum PredicateKeyword: String, CaseIterable {
                 // so the packed words also tell the length.
                 let upper = byte & 0xDF
                 guard upper >= UInt8(ascii: "A"), upper <= UInt8(ascii: "Z"), count < 16 else {
-                    // Keywords are letters only, and uppercasing leaves ASCII non-letters as they are; a non-ASCII
-                    // byte further on cannot help, so there is no need to look at the rest.
+                    // Keywords are at most 15 letters. Uppercasing leaves an ASCII non-letter in place and keeps 16
+                    // ASCII letters 16 characters long, so nothing further on can make such a name a keyword.
                     self = .notAKeyword
                     return
                 }
