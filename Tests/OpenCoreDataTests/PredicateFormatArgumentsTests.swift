@@ -55,6 +55,16 @@ import Testing
         #expect(expression.expressionValue(with: ["a": 1], context: nil) as? Int == 3)
     }
 
+    @Test func optionalArguments() {
+        let none: Int? = nil
+        let some: Int? = 3
+        #expect(NSPredicate(format: "a == %@", argumentArray: [none as Any]).predicateFormat == "a == nil")
+        #expect(NSPredicate(format: "a == %@", argumentArray: [some as Any]).predicateFormat == "a == 3")
+        #expect(NSPredicate(format: "a == %d", argumentArray: [some as Any]).predicateFormat == "a == 3")
+        let name: String? = "name"
+        #expect(NSPredicate(format: "%K == 1", argumentArray: [name as Any]).predicateFormat == "name == 1")
+    }
+
     @Test func wildcardsGoInsideTheArgument() {
         // From "Predicate Format String Syntax": the wildcards belong in the substituted string.
         let prefix = "prefix"

@@ -354,6 +354,129 @@ import Testing
         #expect(predicate.predicateFormat == "name BEGINSWITH[c] \"a\" AND ANY tags IN {\"x\"}")
     }
 
+    // MARK: Lexical structure: keys, strings, whitespace and numbers beyond ASCII and decimal
+
+    @Test(arguments: [
+        ("café == 1", "café == 1"),
+        ("名前 BEGINSWITH 'x'", "名前 BEGINSWITH \"x\""),
+        ("größe.höhe > 2", "größe.höhe > 2"),
+        ("Straße_2 == 'x' AND ñandú != 3", "Straße_2 == \"x\" AND ñandú != 3"),
+        ("Ωmega.日本語 < 1", "Ωmega.日本語 < 1"),
+    ])
+    func nonASCIIKeys(format: String, printed: String) {
+        #expect(NSPredicate(format: format).predicateFormat == printed)
+    }
+
+    @Test func nonASCIIKeysEvaluate() {
+        #expect(NSPredicate(format: "größe > 2 AND 名前 == 'x'").evaluate(with: ["größe": 3, "名前": "x"]))
+        // A combining mark belongs to the key it follows.
+        let decomposed = comparison("cafe\u{301} == 1")
+        #expect(decomposed.leftExpression.keyPath.unicodeScalars.elementsEqual("cafe\u{301}".unicodeScalars))
+    }
+
+    @Test func nonASCIIStringLiterals() {
+        for text in ["👩‍👩‍👧 🇫🇷🇩🇪", "Zoë", "東京", "e\u{301}", "👍🏽x", "ñ"] {
+            let expression = NSExpression(format: "'\(text)'")
+            let value = expression.constantValue as? String
+            #expect(value?.unicodeScalars.elementsEqual(text.unicodeScalars) == true, "\(text)")
+        }
+        #expect(NSExpression(format: #"'é\n日本\t'"#).constantValue as? String == "é\n日本\t")
+        #expect(NSExpression(format: #"'é\u00e9é'"#).constantValue as? String == "ééé")
+        #expect(NSExpression(format: #""d'où \"ça\"""#).constantValue as? String == "d'où \"ça\"")
+        #expect(
+            NSPredicate(format: "name == 'Zoë' AND city IN {'東京', 'Paris'}").predicateFormat
+                == "name == \"Zoë\" AND city IN {\"東京\", \"Paris\"}")
+    }
+
+    @Test func unicodeWhitespaceSeparatesTokens() {
+        // No-break space, em space, ideographic space, line separator, next line and ogham space mark.
+        let predicate = NSPredicate(format: "a\u{A0}==\u{2003}1\u{3000}AND\u{2028}b\u{85}<\u{1680}2")
+        #expect(predicate.predicateFormat == "a == 1 AND b < 2")
+        let lines = NSPredicate(format: "a == 1\r\nAND\tb == 2\n\r\nOR\u{B}\u{C}c == 3\r")
+        #expect(lines.predicateFormat == "(a == 1 AND b == 2) OR c == 3")
+    }
+
+    @Test func hashEscapesAnyKeyword() {
+        #expect(NSPredicate(format: "#AND == 1").predicateFormat == "#AND == 1")
+        #expect(comparison("#like == 1").leftExpression.keyPath == "like")
+        #expect(comparison("#TruePredicate.#nil == 1").leftExpression.keyPath == "TruePredicate.nil")
+        #expect(NSPredicate(format: "#name == 1").predicateFormat == "name == 1")
+        #expect(
+            NSPredicate(format: "#self == 1 OR #Between.#in == 2").predicateFormat
+                == "#self == 1 OR #Between.#in == 2")
+        #expect(NSPredicate(format: "#size == 1").evaluate(with: ["size": 1]))
+    }
+
+    @Test func keywordsInAnyCase() {
+        #expect(
+            NSPredicate(format: "a BeTwEeN {1, 2} aNd NoT b iN {3} oR c eNdSwItH 'x'").predicateFormat
+                == "(a BETWEEN {1, 2} AND NOT b IN {3}) OR c ENDSWITH \"x\"")
+        #expect(NSExpression(format: "Nil").constantValue == nil)
+        #expect(NSExpression(format: "yEs").constantValue as? Bool == true)
+        #expect(NSExpression(format: "SeLf").expressionType == .evaluatedObject)
+        // Keys that merely start with a keyword stay keys.
+        #expect(NSPredicate(format: "android == 1 OR order == 2").predicateFormat == "android == 1 OR order == 2")
+        #expect(NSPredicate(format: "INDEX == 1 AND nothing == 2").predicateFormat == "INDEX == 1 AND nothing == 2")
+    }
+
+    #if !canImport(CoreData)
+    /// A keyword is whatever `uppercased()` turns into one, so case mappings beyond ASCII count: the dotless ı
+    /// uppercases to I, the long ſ to S. A key spelled so prints escaped.
+    @Test func keywordsFollowUnicodeCaseMapping() {
+        #expect(NSPredicate(format: "a ın {1}").predicateFormat == "a IN {1}")
+        #expect(NSExpression(format: "ſelf").expressionType == .evaluatedObject)
+        #expect(NSPredicate(format: "#ın == 1").predicateFormat == "#ın == 1")
+        #expect(NSPredicate(format: "ınk == 1").predicateFormat == "ınk == 1")
+    }
+    #endif
+
+    @Test(
+        arguments: [
+            ("0xff", 255), ("0XFF", 255), ("0x7FFFFFFFFFFFFFFF", Int64.max), ("0o777", 511), ("0O17", 15),
+            ("0b1010", 10), ("0B1", 1), ("007", 7), ("0", 0), ("9223372036854775807", Int64.max), ("-0x10", -16),
+        ] as [(String, Int64)])
+    func integerLiterals(format: String, value: Int64) {
+        let expression = NSExpression(format: format)
+        #expect(expression.expressionType == .constantValue)
+        #expect((expression.constantValue as? NSNumber)?.int64Value == value, "\(format)")
+    }
+
+    @Test func integerLiteralsBeyondInt64() {
+        #expect(NSPredicate(format: "a == 0xFFFFFFFFFFFFFFFF").predicateFormat == "a == 18446744073709551615")
+        #expect(NSPredicate(format: "a == 9223372036854775808").predicateFormat == "a == 9223372036854775808")
+        #expect((NSExpression(format: "18446744073709551615").constantValue as? NSNumber)?.uint64Value == .max)
+        // Past UInt64, a decimal integer is read as a double.
+        #expect(NSExpression(format: "18446744073709551616").constantValue as? Double == 18_446_744_073_709_551_616)
+    }
+
+    @Test(
+        arguments: [
+            ("1.5", 1.5), (".25", 0.25), ("0.5", 0.5), ("1e3", 1000), ("1E+3", 1000), ("2.5e-3", 0.0025),
+            ("12.5E2", 1250), ("7e0", 7), ("1e-07", 1e-07),
+        ] as [(String, Double)])
+    func realLiterals(format: String, value: Double) {
+        #expect(NSExpression(format: format).constantValue as? Double == value, "\(format)")
+    }
+
+    @Test func numbersNextToOperators() {
+        #expect(NSPredicate(format: "a==1&&b<=2.5||c>=1e2").predicateFormat == "(a == 1 AND b <= 2.5) OR c >= 100")
+        #expect(NSExpression(format: "2**3").expressionValue(with: nil, context: nil) as? Double == 8)
+        #expect(NSExpression(format: "0x10-1").expressionValue(with: nil, context: nil) as? Int == 15)
+        // An `e` not followed by digits ends the number: here it is the key of a multiplication's right side.
+        #expect(NSExpression(format: "2*e").expressionFormat == "2 * e")
+    }
+
+    @Test func formatSpecifiersNextToOtherText() {
+        #expect(NSPredicate(format: "serial == %lld", Int64(12)).predicateFormat == "serial == 12")
+        #expect(
+            NSPredicate(format: "a == %lu AND b == %hd AND c == %qd", UInt(1), Int16(2), Int64(3)).predicateFormat
+                == "a == 1 AND b == 2 AND c == 3")
+        #expect(NSPredicate(format: "%K == %@", "名前", "値").predicateFormat == "名前 == \"値\"")
+        #expect(NSPredicate(format: "größe>%d&&x<%ld", 1, 2).predicateFormat == "größe > 1 AND x < 2")
+        #expect(NSPredicate(format: "(%K)==(%@)", "a", "b").predicateFormat == "a == \"b\"")
+        #expect(NSPredicate(format: "a == %%").predicateFormat == "a == \"%\"")
+    }
+
     @Test func quotingPreventsSubstitution() {
         let predicate = comparison("name == '%@'")
         #expect(predicate.rightExpression.constantValue as? String == "%@")

@@ -71,6 +71,71 @@ import Testing
         #expect(error.localizedDescription.contains(expected), "\(format): \(error.localizedDescription)")
     }
 
+    /// Positions count characters (grapheme clusters), whatever the text before them.
+    @Test(
+        arguments: [
+            ("名前 == ", 6, "an expression"),
+            ("café ? 1", 5, "an expression or operator"),
+            ("cafe\u{301} ? 1", 5, "an expression or operator"),
+            ("'👩‍👩‍👧' ?", 4, "an expression or operator"),
+            ("'🇫🇷🇩🇪' == ?", 8, "an expression or operator"),
+            ("a == 1\r\n?", 7, "an expression or operator"),
+            ("a\u{A0}==\u{3000}0x", 5, "a base-16 number"),
+            ("日本 == 'x", 6, "a closing '"),
+            ("é == %z", 5, "a format specifier"),
+            ("é == %lz", 5, "a format specifier"),
+            ("名前 == #", 6, "a key after #"),
+            ("ñ.@ == 1", 2, "a collection operator after @"),
+            ("ü == $1", 5, "a variable name after $"),
+            ("'日本\\u12' == 1", 7, "four hexadecimal digits"),
+            ("名前 == %@", 6, "an argument for %@"),
+            ("é == 0b12", 5, "a base-2 number"),
+            ("é == 1 ünd", 7, "an operator, AND, OR or the end"),
+            ("é\u{301} & 1", 2, "an expression or operator"),
+            ("日本 == 1 AND", 11, "an expression"),
+        ] as [(String, Int, String)])
+    func errorPositionsCountCharacters(format: String, position: Int, expected: String) throws {
+        let error = try #require(parseError(format), "\(format) should not parse")
+        #expect(error.userInfo["OpenCoreDataPredicateFormatPosition"] as? Int == position, "\(format)")
+        #expect(error.localizedDescription.contains(expected), "\(format): \(error.localizedDescription)")
+    }
+
+    /// The lexer reads characters, not Unicode scalars: a combining mark makes a quote, a backslash or an operator a
+    /// different character, and CR LF is one character.
+    @Test func combiningMarksJoinTheCharacterBefore() throws {
+        let quote = try #require(parseError("a == 'x'\u{301} == 1"))
+        #expect(quote.userInfo["OpenCoreDataPredicateFormatPosition"] as? Int == 5)
+        #expect(quote.localizedDescription.contains("a closing '"))
+        // A backslash with a combining mark is not an escape.
+        let backslash = "x\\\u{301}y"
+        let value = try NSExpression(validatingFormat: "'\(backslash)'", argumentArray: [])
+        #expect(value.constantValue as? String == backslash)
+        let equals = try #require(parseError("a =\u{301} 1"))
+        #expect(equals.userInfo["OpenCoreDataPredicateFormatPosition"] as? Int == 2)
+        #expect(equals.localizedDescription.contains("found =\u{301}"))
+        let format = try #require(parseError("a == %\u{301}"))
+        #expect(format.localizedDescription.contains("found %\u{301}"))
+        #expect(try NSPredicate(validatingFormat: "a ==\r\n1").predicateFormat == "a == 1")
+    }
+
+    @Test func unknownEscapesKeepTheirBackslash() throws {
+        #expect(try NSExpression(validatingFormat: #"'a\*b\é'"#).constantValue as? String == #"a\*b\é"#)
+        // Also before a line break.
+        let crlf = "x\\\r\ny"
+        #expect(try NSExpression(validatingFormat: "'\(crlf)'").constantValue as? String == crlf)
+    }
+
+    @Test func numberSeparatorsAndBadDigits() throws {
+        #expect(try NSExpression(validatingFormat: "0x1_000").constantValue as? Int == 4096)
+        #expect(try NSExpression(validatingFormat: "0b1_0").constantValue as? Int == 2)
+        #expect(parseError("a == 0x10000000000000000") != nil)
+        #expect(parseError("a == 0o8") != nil)
+        // Fullwidth digits are hexadecimal digits to Unicode, but not to the number reader.
+        let fullwidth = try #require(parseError("a == 0x\u{FF11}"))
+        #expect(fullwidth.userInfo["OpenCoreDataPredicateFormatPosition"] as? Int == 5)
+        #expect(fullwidth.localizedDescription.contains("found 0x\u{FF11}"))
+    }
+
     @Test func wrongSubclassThrows() {
         #expect(throws: NSError.self) {
             _ = try NSCompoundPredicate(validatingFormat: "a == 1")

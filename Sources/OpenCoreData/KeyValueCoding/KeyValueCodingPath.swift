@@ -6,7 +6,10 @@
 enum KeyValueCodingPath {
     /// Splits a dotted key path into its keys, once, so that evaluation does not split it again per object.
     static func split(_ keyPath: String) -> [String] {
-        keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        // Most key paths are a single key, and without a "." byte there is no "." character to split at; the
+        // general split walks the string by characters and builds substrings.
+        guard keyPath.utf8.contains(UInt8(ascii: ".")) else { return [keyPath] }
+        return keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
 
     /// The value of `key` on `object`: through its `KeyValueCoding` conformance when it has one, by reflection

@@ -2,6 +2,12 @@
 // linear in the string's length. Keywords are recognised case-insensitively; a `#` before an identifier makes it a
 // key even when it spells a keyword (`#size`). Positions are offsets in the original string, counted in characters,
 // for error messages.
+//
+// The language is read character by character (grapheme clusters), but its punctuation, digits and keywords are all
+// ASCII, and nearly every format string is too. So the lexer walks the UTF-8 bytes and takes an ASCII byte as a whole
+// character whenever nothing after it can join it into a larger one; only non-ASCII text (keys and strings in other
+// scripts, Unicode whitespace, combining marks, CR LF) is read as `Character`s, with their Unicode properties. Tokens,
+// values and positions are the same as a reading of `Array(format)` would give.
 
 /// One token of a predicate format string.
 struct PredicateToken {
@@ -19,18 +25,20 @@ struct PredicateToken {
         /// `%@`, `%K`, `%d`…: the conversion character(s) after `%`, without length modifiers.
         case formatSpecifier(String)
         /// Punctuation and operators: `( ) { } [ ] , . == != < <= > >= && || ! + - * / ** :=`…
-        case symbol(String)
+        case symbol(PredicateSymbol)
         case end
     }
 
     let kind: Kind
     /// The offset of the token's first character in the format string.
     let position: Int
+    /// The keyword an unescaped identifier spells, in any case.
+    let keyword: PredicateKeyword?
 
-    /// The keyword this token spells, uppercased, if it is an unescaped identifier.
-    var keyword: String? {
-        if case .identifier(let name, false) = kind { return name.uppercased() }
-        return nil
+    init(kind: Kind, position: Int, keyword: PredicateKeyword? = nil) {
+        self.kind = kind
+        self.position = position
+        self.keyword = keyword
     }
 
     /// A short description for error messages.
@@ -44,252 +52,560 @@ struct PredicateToken {
         case .real(let value): return String(value)
         case .variable(let name): return "$\(name)"
         case .formatSpecifier(let specifier): return "%\(specifier)"
-        case .symbol(let symbol): return symbol
+        case .symbol(let symbol): return symbol.rawValue
         case .end: return "the end of the string"
         }
     }
 }
 
+/// The punctuation and operators of the format language.
+enum PredicateSymbol: String {
+    case openParenthesis = "("
+    case closeParenthesis = ")"
+    case openBrace = "{"
+    case closeBrace = "}"
+    case openBracket = "["
+    case closeBracket = "]"
+    case comma = ","
+    case dot = "."
+    case equals = "="
+    case equalsEquals = "=="
+    case bangEquals = "!="
+    case lessGreater = "<>"
+    case less = "<"
+    case lessEquals = "<="
+    case equalsLess = "=<"
+    case greater = ">"
+    case greaterEquals = ">="
+    case equalsGreater = "=>"
+    case ampersands = "&&"
+    case bars = "||"
+    case bang = "!"
+    case plus = "+"
+    case minus = "-"
+    case star = "*"
+    case slash = "/"
+    case stars = "**"
+    case colonEquals = ":="
+}
+
 /// Splits a format string into tokens.
 struct PredicateLexer {
-    private let characters: [Character]
-    private var index = 0
+    private let format: String
 
     init(_ format: String) {
-        characters = Array(format)
+        self.format = format
     }
 
     /// Every token, ending with `.end`.
-    mutating func tokenize() throws(PredicateParseFailure) -> [PredicateToken] {
-        var tokens: [PredicateToken] = []
-        while true {
-            let token = try next()
-            tokens.append(token)
-            if token.kind == .end { return tokens }
+    func tokenize() throws(PredicateParseFailure) -> [PredicateToken] {
+        var contiguous = format
+        // Native strings are contiguous UTF-8 already; a bridged one is copied once.
+        if !contiguous.isContiguousUTF8 { contiguous.makeContiguousUTF8() }
+        let format = contiguous
+        let result = format.utf8.withContiguousStorageIfAvailable { bytes in
+            var reader = Reader(format: format, bytes: bytes)
+            return reader.tokenize()
         }
+        guard let result else { preconditionFailure("a contiguous UTF-8 string has contiguous storage") }
+        return try result.get()
     }
 
-    private func peek(_ offset: Int = 0) -> Character? {
-        let position = index + offset
-        return position < characters.count ? characters[position] : nil
-    }
+    // MARK: Character classes
 
-    private static func isIdentifierStart(_ c: Character) -> Bool {
-        // ASCII first: Unicode's letter property is costly, and nearly every key is ASCII.
-        if let ascii = c.asciiValue {
-            return ascii == UInt8(ascii: "_")
-                || (ascii | 0x20 >= UInt8(ascii: "a") && ascii | 0x20 <= UInt8(ascii: "z"))
-        }
+    fileprivate static func isIdentifierStart(_ c: Character) -> Bool {
+        if let ascii = c.asciiValue { return isIdentifierStart(ascii) }
         return c.isLetter
     }
 
-    private static func isIdentifierPart(_ c: Character) -> Bool {
-        if let ascii = c.asciiValue {
-            return ascii == UInt8(ascii: "_")
-                || (ascii | 0x20 >= UInt8(ascii: "a") && ascii | 0x20 <= UInt8(ascii: "z"))
-                || (ascii >= UInt8(ascii: "0") && ascii <= UInt8(ascii: "9"))
-        }
+    fileprivate static func isIdentifierPart(_ c: Character) -> Bool {
+        if let ascii = c.asciiValue { return isIdentifierPart(ascii) }
         return c.isLetter || c.isNumber
     }
 
-    private mutating func next() throws(PredicateParseFailure) -> PredicateToken {
-        while let c = peek(), c.isWhitespace { index += 1 }
-        let start = index
-        guard let c = peek() else { return PredicateToken(kind: .end, position: start) }
+    fileprivate static func isIdentifierStart(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "_") || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+    }
 
-        if Self.isIdentifierStart(c) {
-            return PredicateToken(kind: .identifier(readIdentifier(), escaped: false), position: start)
-        }
-        if c == "#" {
-            index += 1
-            guard let first = peek(), Self.isIdentifierStart(first) else {
-                throw PredicateParseFailure(position: start, expected: "a key after #", found: "#")
+    fileprivate static func isIdentifierPart(_ byte: UInt8) -> Bool {
+        isIdentifierStart(byte) || isDigit(byte)
+    }
+
+    fileprivate static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    fileprivate static func isHexDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
+    }
+
+    /// Unicode's White_Space among ASCII: tab, line feed, vertical tab, form feed, carriage return and space.
+    fileprivate static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || (byte >= 0x09 && byte <= 0x0D)
+    }
+}
+
+/// The lexer's state while it walks the bytes of a contiguous UTF-8 string.
+private struct Reader {
+    let format: String
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// The byte where the next character starts; always on a character boundary.
+    var offset = 0
+    /// The same place counted in characters, which is what token positions are.
+    var column = 0
+
+    init(format: String, bytes: UnsafeBufferPointer<UInt8>) {
+        self.format = format
+        self.bytes = bytes
+    }
+
+    mutating func tokenize() -> Result<[PredicateToken], PredicateParseFailure> {
+        var tokens: [PredicateToken] = []
+        // A token takes about four bytes in typical formats; reserving that avoids most regrowth.
+        tokens.reserveCapacity(bytes.count / 4 + 2)
+        do {
+            while true {
+                let token = try next()
+                let isEnd = if case .end = token.kind { true } else { false }
+                tokens.append(token)
+                if isEnd { return .success(tokens) }
             }
-            return PredicateToken(kind: .identifier(readIdentifier(), escaped: true), position: start)
+        } catch {
+            return .failure(error)
         }
-        if c == "@" {
-            index += 1
-            guard let first = peek(), Self.isIdentifierStart(first) else {
-                throw PredicateParseFailure(position: start, expected: "a collection operator after @", found: "@")
+    }
+
+    // MARK: Characters
+
+    /// The byte at `offset` when the character starting there is that one ASCII scalar; `nil` at the end and for any
+    /// other character: a non-ASCII one, CR LF, or an ASCII scalar that combining marks after it extend.
+    @inline(__always)
+    func ascii(at offset: Int) -> UInt8? {
+        guard offset < bytes.count else { return nil }
+        let byte = bytes[offset]
+        guard byte < 0x80 else { return nil }
+        let after = offset + 1
+        guard after < bytes.count else { return byte }
+        let next = bytes[after]
+        if next < 0x80 { return byte == 0x0D && next == 0x0A ? nil : byte }
+        return standsAlone(byte, at: offset) ? byte : nil
+    }
+
+    /// Whether the ASCII `byte` at `offset`, which a non-ASCII scalar follows, is a character by itself.
+    @inline(never)
+    private func standsAlone(_ byte: UInt8, at offset: Int) -> Bool {
+        // Nothing attaches to a control character, nor is anything in U+0080…U+02FF (lead bytes up to 0xCB) an
+        // extending scalar; past that, grapheme breaking decides.
+        if bytes[offset + 1] <= 0xCB || byte < 0x20 || byte == 0x7F { return true }
+        return character(at: offset).end == offset + 1
+    }
+
+    /// The character that starts at `offset`, which must be before the end, and where the next one starts.
+    func character(at offset: Int) -> (character: Character, end: Int) {
+        let lead = bytes[offset]
+        if lead == 0x0D, offset + 1 < bytes.count, bytes[offset + 1] == 0x0A { return ("\r\n", offset + 2) }
+        if lead >= 0xC2, lead <= 0xCB {
+            // A scalar in U+0080…U+02FF followed by the end, ASCII or another such scalar is a character on its own,
+            // which covers accented Latin text without asking the string for grapheme boundaries.
+            let end = offset + 2
+            if end == bytes.count || bytes[end] <= 0xCB {
+                let value = UInt32(lead & 0x1F) << 6 | UInt32(bytes[offset + 1] & 0x3F)
+                return (Character(Unicode.Scalar(value).unsafelyUnwrapped), end)
             }
-            return PredicateToken(kind: .atIdentifier(readIdentifier()), position: start)
         }
-        if c == "$" {
-            index += 1
-            guard let first = peek(), Self.isIdentifierStart(first) else {
-                throw PredicateParseFailure(position: start, expected: "a variable name after $", found: "$")
+        // The subscript reads the grapheme cluster from this boundary forward without rounding the index, as
+        // iterating the string's characters does.
+        let character = format[format.utf8.index(format.utf8.startIndex, offsetBy: offset)]
+        return (character, offset + character.utf8.count)
+    }
+
+    /// Moves past the ASCII character at `offset`.
+    mutating func advance() {
+        offset += 1
+        column += 1
+    }
+
+    /// Moves past a character that ends at `end`.
+    mutating func advance(to end: Int) {
+        offset = end
+        column += 1
+    }
+
+    func isDigit(at offset: Int) -> Bool {
+        ascii(at: offset).map(PredicateLexer.isDigit) ?? false
+    }
+
+    func startsIdentifier(at offset: Int) -> Bool {
+        if let byte = ascii(at: offset) { return PredicateLexer.isIdentifierStart(byte) }
+        return offset < bytes.count && PredicateLexer.isIdentifierStart(character(at: offset).character)
+    }
+
+    /// The text of a range of bytes that starts and ends on character boundaries.
+    func text(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    // MARK: Tokens
+
+    mutating func next() throws(PredicateParseFailure) -> PredicateToken {
+        skipWhitespace()
+        let start = column
+        guard offset < bytes.count else { return PredicateToken(kind: .end, position: start) }
+        guard let byte = ascii(at: offset) else {
+            let character = character(at: offset).character
+            guard PredicateLexer.isIdentifierStart(character) else {
+                throw PredicateParseFailure(
+                    position: start, expected: "an expression or operator", found: String(character))
             }
-            return PredicateToken(kind: .variable(readIdentifier()), position: start)
+            return readKeyOrKeyword(position: start)
         }
-        if c == "\"" || c == "'" {
-            return PredicateToken(kind: .string(try readString(quote: c)), position: start)
-        }
-        if c.isASCII, c.isNumber {
+        if PredicateLexer.isIdentifierStart(byte) { return readKeyOrKeyword(position: start) }
+        switch byte {
+        case UInt8(ascii: "#"), UInt8(ascii: "@"), UInt8(ascii: "$"):
+            advance()
+            guard startsIdentifier(at: offset) else {
+                let expected =
+                    switch byte {
+                    case UInt8(ascii: "#"): "a key after #"
+                    case UInt8(ascii: "@"): "a collection operator after @"
+                    default: "a variable name after $"
+                    }
+                throw PredicateParseFailure(position: start, expected: expected, found: String(UnicodeScalar(byte)))
+            }
+            let name = text(readIdentifier())
+            let kind: PredicateToken.Kind =
+                switch byte {
+                case UInt8(ascii: "#"): .identifier(name, escaped: true)
+                case UInt8(ascii: "@"): .atIdentifier(name)
+                default: .variable(name)
+                }
+            return PredicateToken(kind: kind, position: start)
+        case UInt8(ascii: "\""), UInt8(ascii: "'"):
+            return PredicateToken(kind: .string(try readString(quote: byte)), position: start)
+        case UInt8(ascii: "0")...UInt8(ascii: "9"):
             return PredicateToken(kind: try readNumber(), position: start)
-        }
-        if c == ".", let d = peek(1), d.isASCII, d.isNumber {
+        case UInt8(ascii: ".") where isDigit(at: offset + 1):
             return PredicateToken(kind: try readNumber(), position: start)
-        }
-        if c == "%" {
+        case UInt8(ascii: "%"):
             return PredicateToken(kind: .formatSpecifier(try readFormatSpecifier()), position: start)
+        default:
+            return PredicateToken(kind: .symbol(try readSymbol(byte)), position: start)
         }
-        for symbol in Self.symbols where matches(symbol) {
-            index += symbol.count
-            return PredicateToken(kind: .symbol(symbol), position: start)
-        }
-        throw PredicateParseFailure(position: start, expected: "an expression or operator", found: String(c))
     }
 
-    /// Longest first, so that `<=` is not read as `<`.
-    private static let symbols = [
-        "==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "**", ":=",
-        "=", "<", ">", "!", "(", ")", "{", "}", "[", "]", ",", ".", "+", "-", "*", "/",
-    ]
-
-    private func matches(_ symbol: String) -> Bool {
-        var offset = 0
-        for character in symbol {
-            guard peek(offset) == character else { return false }
-            offset += 1
-        }
-        return true
-    }
-
-    /// An identifier; a function name may continue with colon-separated parts (`sum:`, `modulus:by:`) when a
-    /// parenthesis follows, which is how function expressions print.
-    private mutating func readIdentifier() -> String {
-        var name = ""
-        while let c = peek(), Self.isIdentifierPart(c) {
-            name.append(c)
-            index += 1
-        }
-        guard peek() == ":", peek(1) != "=" else { return name }
-        let saved = index
-        var selector = name
-        while peek() == ":" {
-            selector.append(":")
-            index += 1
-            while let c = peek(), Self.isIdentifierPart(c) {
-                selector.append(c)
-                index += 1
+    private mutating func skipWhitespace() {
+        while offset < bytes.count {
+            if let byte = ascii(at: offset) {
+                guard PredicateLexer.isWhitespace(byte) else { return }
+                advance()
+            } else {
+                let (character, end) = character(at: offset)
+                guard character.isWhitespace else { return }
+                advance(to: end)
             }
         }
-        if peek() == "(" { return selector }
-        index = saved
-        return name
     }
 
-    private mutating func readString(quote: Character) throws(PredicateParseFailure) -> String {
-        let start = index
-        index += 1
+    /// Operators of two characters first, so that `<=` is not read as `<`.
+    private mutating func readSymbol(_ first: UInt8) throws(PredicateParseFailure) -> PredicateSymbol {
+        let pair: PredicateSymbol? =
+            switch (first, ascii(at: offset + 1)) {
+            case (UInt8(ascii: "="), UInt8(ascii: "=")): .equalsEquals
+            case (UInt8(ascii: "!"), UInt8(ascii: "=")): .bangEquals
+            case (UInt8(ascii: "<"), UInt8(ascii: ">")): .lessGreater
+            case (UInt8(ascii: "<"), UInt8(ascii: "=")): .lessEquals
+            case (UInt8(ascii: "="), UInt8(ascii: "<")): .equalsLess
+            case (UInt8(ascii: ">"), UInt8(ascii: "=")): .greaterEquals
+            case (UInt8(ascii: "="), UInt8(ascii: ">")): .equalsGreater
+            case (UInt8(ascii: "&"), UInt8(ascii: "&")): .ampersands
+            case (UInt8(ascii: "|"), UInt8(ascii: "|")): .bars
+            case (UInt8(ascii: "*"), UInt8(ascii: "*")): .stars
+            case (UInt8(ascii: ":"), UInt8(ascii: "=")): .colonEquals
+            default: nil
+            }
+        if let pair {
+            offset += 2
+            column += 2
+            return pair
+        }
+        let single: PredicateSymbol? =
+            switch first {
+            case UInt8(ascii: "="): .equals
+            case UInt8(ascii: "<"): .less
+            case UInt8(ascii: ">"): .greater
+            case UInt8(ascii: "!"): .bang
+            case UInt8(ascii: "("): .openParenthesis
+            case UInt8(ascii: ")"): .closeParenthesis
+            case UInt8(ascii: "{"): .openBrace
+            case UInt8(ascii: "}"): .closeBrace
+            case UInt8(ascii: "["): .openBracket
+            case UInt8(ascii: "]"): .closeBracket
+            case UInt8(ascii: ","): .comma
+            case UInt8(ascii: "."): .dot
+            case UInt8(ascii: "+"): .plus
+            case UInt8(ascii: "-"): .minus
+            case UInt8(ascii: "*"): .star
+            case UInt8(ascii: "/"): .slash
+            default: nil
+            }
+        guard let single else {
+            throw PredicateParseFailure(
+                position: column, expected: "an expression or operator", found: String(UnicodeScalar(first)))
+        }
+        advance()
+        return single
+    }
+
+    private mutating func skipIdentifierParts() {
+        while offset < bytes.count {
+            // A run of ASCII letters, digits and underscores is one character per byte, except that a non-ASCII
+            // scalar after the run may extend its last byte; that byte is then read again as a character below.
+            var end = offset
+            while end < bytes.count, bytes[end] < 0x80, PredicateLexer.isIdentifierPart(bytes[end]) { end += 1 }
+            if end == bytes.count || bytes[end] < 0x80 {
+                column += end - offset
+                offset = end
+                return
+            }
+            if end > offset {
+                column += end - 1 - offset
+                offset = end - 1
+            }
+            if let byte = ascii(at: offset) {
+                guard PredicateLexer.isIdentifierPart(byte) else { return }
+                advance()
+            } else {
+                let (character, end) = character(at: offset)
+                guard PredicateLexer.isIdentifierPart(character) else { return }
+                advance(to: end)
+            }
+        }
+    }
+
+    /// An unescaped identifier: a key, or a keyword in any case.
+    private mutating func readKeyOrKeyword(position: Int) -> PredicateToken {
+        let range = readIdentifier()
+        let name = text(range)
+        let keyword = PredicateKeyword.keyword(utf8: bytes[range], name: name)
+        return PredicateToken(kind: .identifier(name, escaped: false), position: position, keyword: keyword)
+    }
+
+    /// The bytes of an identifier; a function name may continue with colon-separated parts (`sum:`, `modulus:by:`)
+    /// when a parenthesis follows, which is how function expressions print.
+    private mutating func readIdentifier() -> Range<Int> {
+        let start = offset
+        skipIdentifierParts()
+        guard ascii(at: offset) == UInt8(ascii: ":"), ascii(at: offset + 1) != UInt8(ascii: "=") else {
+            return start..<offset
+        }
+        let (end, endColumn) = (offset, column)
+        while ascii(at: offset) == UInt8(ascii: ":") {
+            advance()
+            skipIdentifierParts()
+        }
+        if ascii(at: offset) == UInt8(ascii: "(") { return start..<offset }
+        (offset, column) = (end, endColumn)
+        return start..<end
+    }
+
+    private mutating func readString(quote: UInt8) throws(PredicateParseFailure) -> String {
+        let start = column
+        advance()
         var value = ""
-        while let c = peek() {
-            index += 1
-            if c == quote { return value }
-            guard c == "\\" else {
-                value.append(c)
+        // Text without escapes is copied a run at a time.
+        var run = offset
+        while offset < bytes.count {
+            guard let byte = ascii(at: offset) else {
+                advance(to: character(at: offset).end)
                 continue
             }
-            guard let escaped = peek() else { break }
-            index += 1
-            switch escaped {
-            case "n": value.append("\n")
-            case "t": value.append("\t")
-            case "r": value.append("\r")
-            case "0": value.append("\0")
-            case "u":
-                var hex = ""
-                while hex.count < 4, let h = peek(), h.isHexDigit {
-                    hex.append(h)
-                    index += 1
+            if byte == quote {
+                value += text(run..<offset)
+                advance()
+                return value
+            }
+            guard byte == UInt8(ascii: "\\") else {
+                advance()
+                continue
+            }
+            value += text(run..<offset)
+            advance()
+            guard offset < bytes.count else { break }
+            if let escaped = ascii(at: offset) {
+                advance()
+                switch escaped {
+                case UInt8(ascii: "n"): value.append("\n")
+                case UInt8(ascii: "t"): value.append("\t")
+                case UInt8(ascii: "r"): value.append("\r")
+                case UInt8(ascii: "0"): value.append("\0")
+                case UInt8(ascii: "u"): value.unicodeScalars.append(try readUnicodeEscape())
+                case UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "'"):
+                    value.unicodeScalars.append(UnicodeScalar(escaped))
+                default:
+                    // Unknown escapes keep their backslash, so that LIKE patterns can escape wildcards (`'a\*'`).
+                    value.append("\\")
+                    value.unicodeScalars.append(UnicodeScalar(escaped))
                 }
-                guard hex.count == 4, let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else {
-                    throw PredicateParseFailure(
-                        position: index, expected: "four hexadecimal digits after \\u",
-                        found: hex)
-                }
-                value.unicodeScalars.append(scalar)
-            case "\\", "\"", "'": value.append(escaped)
-            default:
-                // Unknown escapes keep their backslash, so that LIKE patterns can escape wildcards (`'a\*'`).
+            } else {
+                let (escaped, end) = character(at: offset)
+                advance(to: end)
                 value.append("\\")
                 value.append(escaped)
             }
+            run = offset
         }
         throw PredicateParseFailure(
-            position: start, expected: "a closing \(quote) for the string",
+            position: start, expected: "a closing \(UnicodeScalar(quote)) for the string",
             found: "the end of the string")
     }
 
+    /// The four hexadecimal digits after `\u`.
+    private mutating func readUnicodeEscape() throws(PredicateParseFailure) -> Unicode.Scalar {
+        var hex = ""
+        var digits = 0
+        while digits < 4, offset < bytes.count {
+            if let byte = ascii(at: offset) {
+                guard PredicateLexer.isHexDigit(byte) else { break }
+                hex.unicodeScalars.append(UnicodeScalar(byte))
+                advance()
+            } else {
+                // Fullwidth digits are hexadecimal digits too; they fail the conversion below, as they always have.
+                let (character, end) = character(at: offset)
+                guard character.isHexDigit else { break }
+                hex.append(character)
+                advance(to: end)
+            }
+            digits += 1
+        }
+        guard digits == 4, let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else {
+            throw PredicateParseFailure(
+                position: column, expected: "four hexadecimal digits after \\u", found: hex)
+        }
+        return scalar
+    }
+
     private mutating func readNumber() throws(PredicateParseFailure) -> PredicateToken.Kind {
-        let start = index
-        if peek() == "0", let prefix = peek(1), "xXoObB".contains(prefix) {
-            let radix = "xX".contains(prefix) ? 16 : ("oO".contains(prefix) ? 8 : 2)
-            index += 2
+        let start = offset
+        let startColumn = column
+        if bytes[offset] == UInt8(ascii: "0"), let prefix = ascii(at: offset + 1), let radix = Self.radix(prefix) {
+            offset += 2
+            column += 2
             var digits = ""
-            while let c = peek(), c.isHexDigit || c == "_" {
-                if c != "_" { digits.append(c) }
-                index += 1
+            while offset < bytes.count {
+                if let byte = ascii(at: offset) {
+                    guard PredicateLexer.isHexDigit(byte) || byte == UInt8(ascii: "_") else { break }
+                    if byte != UInt8(ascii: "_") { digits.unicodeScalars.append(UnicodeScalar(byte)) }
+                    advance()
+                } else {
+                    let (character, end) = character(at: offset)
+                    guard character.isHexDigit else { break }
+                    digits.append(character)
+                    advance(to: end)
+                }
             }
             guard !digits.isEmpty, let value = UInt64(digits, radix: radix) else {
                 throw PredicateParseFailure(
-                    position: start, expected: "a base-\(radix) number",
-                    found: String(characters[start..<index]))
+                    position: startColumn, expected: "a base-\(radix) number", found: text(start..<offset))
             }
             return value > UInt64(Int64.max) ? .unsignedInteger(value) : .integer(Int64(value))
         }
-        var text = ""
         var isReal = false
-        while let c = peek(), c.isASCII, c.isNumber {
-            text.append(c)
-            index += 1
-        }
-        if peek() == ".", let d = peek(1), d.isASCII, d.isNumber {
+        skipDigits()
+        if ascii(at: offset) == UInt8(ascii: "."), isDigit(at: offset + 1) {
             isReal = true
-            text.append(".")
-            index += 1
-            while let c = peek(), c.isASCII, c.isNumber {
-                text.append(c)
-                index += 1
-            }
+            advance()
+            skipDigits()
         }
-        if let e = peek(), e == "e" || e == "E" {
-            var offset = 1
-            if let sign = peek(1), sign == "+" || sign == "-" { offset = 2 }
-            if let d = peek(offset), d.isASCII, d.isNumber {
+        if let e = ascii(at: offset), e | 0x20 == UInt8(ascii: "e") {
+            var after = offset + 1
+            if let sign = ascii(at: after), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { after += 1 }
+            if isDigit(at: after) {
                 isReal = true
-                for _ in 0..<offset {
-                    text.append(peek()!)
-                    index += 1
-                }
-                while let c = peek(), c.isASCII, c.isNumber {
-                    text.append(c)
-                    index += 1
-                }
+                column += after - offset
+                offset = after
+                skipDigits()
             }
         }
-        if !isReal {
-            if let value = Int64(text) { return .integer(value) }
-            if let value = UInt64(text) { return .unsignedInteger(value) }
+        if !isReal, let value = integer(start..<offset) {
+            return value > UInt64(Int64.max) ? .unsignedInteger(value) : .integer(Int64(value))
         }
+        let text = text(start..<offset)
         guard let value = Double(text) else {
-            throw PredicateParseFailure(position: start, expected: "a number", found: text)
+            throw PredicateParseFailure(position: startColumn, expected: "a number", found: text)
         }
         return .real(value)
+    }
+
+    private static func radix(_ prefix: UInt8) -> Int? {
+        switch prefix | 0x20 {
+        case UInt8(ascii: "x"): 16
+        case UInt8(ascii: "o"): 8
+        case UInt8(ascii: "b"): 2
+        default: nil
+        }
+    }
+
+    private mutating func skipDigits() {
+        while isDigit(at: offset) { advance() }
+    }
+
+    /// The value of a run of decimal digits, or `nil` when it does not fit in 64 bits.
+    private func integer(_ range: Range<Int>) -> UInt64? {
+        var value: UInt64 = 0
+        for byte in bytes[range] {
+            let (product, multiplyOverflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, addOverflow) = product.addingReportingOverflow(UInt64(byte &- UInt8(ascii: "0")))
+            if multiplyOverflow || addOverflow { return nil }
+            value = sum
+        }
+        return value
     }
 
     /// `%@`, `%K`, `%%`, and printf conversions with length modifiers (`%d %i %u %ld %lld %lu %hd %qd %f %lf %e %g
     /// %s %c`). Returns the conversion character (`"@"`, `"K"`, `"d"`…).
     private mutating func readFormatSpecifier() throws(PredicateParseFailure) -> String {
-        let start = index
-        index += 1
-        while let c = peek(), "lhqLzjt".contains(c) { index += 1 }
-        guard let conversion = peek(), "@K%diouxXfeEgGsScC".contains(conversion) else {
-            throw PredicateParseFailure(
-                position: start, expected: "a format specifier such as %@, %K or %d",
-                found: String(characters[start..<min(index + 1, characters.count)]))
+        let start = offset
+        let startColumn = column
+        advance()
+        while let byte = ascii(at: offset), Self.isLengthModifier(byte) { advance() }
+        var end = offset
+        if let byte = ascii(at: offset) {
+            end += 1
+            if Self.isConversion(byte) {
+                let conversion = text(offset..<end)
+                advance()
+                return conversion
+            }
+        } else if offset < bytes.count {
+            let character: Character
+            (character, end) = self.character(at: offset)
+            // Compared as characters, so that a character equivalent to one of these (the Kelvin sign is a K) counts.
+            if "@K%diouxXfeEgGsScC".contains(character) {
+                advance(to: end)
+                return String(character)
+            }
         }
-        index += 1
-        return String(conversion)
+        throw PredicateParseFailure(
+            position: startColumn, expected: "a format specifier such as %@, %K or %d", found: text(start..<end))
+    }
+
+    private static func isLengthModifier(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "l"), UInt8(ascii: "h"), UInt8(ascii: "q"), UInt8(ascii: "L"), UInt8(ascii: "z"),
+            UInt8(ascii: "j"), UInt8(ascii: "t"):
+            true
+        default: false
+        }
+    }
+
+    private static func isConversion(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "@"), UInt8(ascii: "K"), UInt8(ascii: "%"), UInt8(ascii: "d"), UInt8(ascii: "i"),
+            UInt8(ascii: "o"), UInt8(ascii: "u"), UInt8(ascii: "x"), UInt8(ascii: "X"), UInt8(ascii: "f"),
+            UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "g"), UInt8(ascii: "G"), UInt8(ascii: "s"),
+            UInt8(ascii: "S"), UInt8(ascii: "c"), UInt8(ascii: "C"):
+            true
+        default: false
+        }
     }
 }

@@ -19,11 +19,11 @@ struct PredicateParser {
 
     private let tokens: [PredicateToken]
     private var index = 0
-    private let arguments: [Any?]
+    private let arguments: [Any]
     private var argumentIndex = 0
     private var depth = 0
 
-    private init(tokens: [PredicateToken], arguments: [Any?]) {
+    private init(tokens: [PredicateToken], arguments: [Any]) {
         self.tokens = tokens
         self.arguments = arguments
     }
@@ -31,9 +31,8 @@ struct PredicateParser {
     // MARK: Entry points
 
     /// Parses a predicate, substituting `arguments` for its format specifiers.
-    static func parsePredicate(_ format: String, arguments: [Any?]) throws(PredicateParseFailure) -> NSPredicate {
-        var lexer = PredicateLexer(format)
-        var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+    static func parsePredicate(_ format: String, arguments: [Any]) throws(PredicateParseFailure) -> NSPredicate {
+        var parser = PredicateParser(tokens: try PredicateLexer(format).tokenize(), arguments: arguments)
         let parsed = try parser.parseOr()
         let predicate = try parser.requirePredicate(parsed)
         try parser.expectEnd()
@@ -41,9 +40,8 @@ struct PredicateParser {
     }
 
     /// Parses an expression, substituting `arguments` for its format specifiers.
-    static func parseExpression(_ format: String, arguments: [Any?]) throws(PredicateParseFailure) -> NSExpression {
-        var lexer = PredicateLexer(format)
-        var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+    static func parseExpression(_ format: String, arguments: [Any]) throws(PredicateParseFailure) -> NSExpression {
+        var parser = PredicateParser(tokens: try PredicateLexer(format).tokenize(), arguments: arguments)
         let parsed = try parser.parseExpression()
         guard case .expression(let expression) = parsed else {
             throw PredicateParseFailure(position: 0, expected: "an expression", found: "a predicate")
@@ -60,20 +58,21 @@ struct PredicateParser {
         if index < tokens.count - 1 { index += 1 }
     }
 
-    private func isSymbol(_ symbol: String) -> Bool {
-        current.kind == .symbol(symbol)
+    private func isSymbol(_ symbol: PredicateSymbol) -> Bool {
+        if case .symbol(let found) = tokens[index].kind { return found == symbol }
+        return false
     }
 
-    private func isKeyword(_ keyword: String) -> Bool {
-        current.keyword == keyword
+    private func isKeyword(_ keyword: PredicateKeyword) -> Bool {
+        tokens[index].keyword == keyword
     }
 
     private func failure(_ expected: String) -> PredicateParseFailure {
         PredicateParseFailure(position: current.position, expected: expected, found: current.display)
     }
 
-    private mutating func expectSymbol(_ symbol: String) throws(PredicateParseFailure) {
-        guard isSymbol(symbol) else { throw failure("\"\(symbol)\"") }
+    private mutating func expectSymbol(_ symbol: PredicateSymbol) throws(PredicateParseFailure) {
+        guard isSymbol(symbol) else { throw failure("\"\(symbol.rawValue)\"") }
         advance()
     }
 
@@ -111,9 +110,9 @@ struct PredicateParser {
 
     private mutating func parseOr() throws(PredicateParseFailure) -> Parsed {
         let first = try parseAnd()
-        guard isKeyword("OR") || isSymbol("||") else { return first }
+        guard isKeyword(.or) || isSymbol(.bars) else { return first }
         var subpredicates = [try requirePredicate(first)]
-        while isKeyword("OR") || isSymbol("||") {
+        while isKeyword(.or) || isSymbol(.bars) {
             advance()
             subpredicates.append(try requirePredicate(try parseAnd()))
         }
@@ -122,9 +121,9 @@ struct PredicateParser {
 
     private mutating func parseAnd() throws(PredicateParseFailure) -> Parsed {
         let first = try parseNot()
-        guard isKeyword("AND") || isSymbol("&&") else { return first }
+        guard isKeyword(.and) || isSymbol(.ampersands) else { return first }
         var subpredicates = [try requirePredicate(first)]
-        while isKeyword("AND") || isSymbol("&&") {
+        while isKeyword(.and) || isSymbol(.ampersands) {
             advance()
             subpredicates.append(try requirePredicate(try parseNot()))
         }
@@ -132,7 +131,7 @@ struct PredicateParser {
     }
 
     private mutating func parseNot() throws(PredicateParseFailure) -> Parsed {
-        guard isKeyword("NOT") || isSymbol("!") else { return try parseComparison() }
+        guard isKeyword(.not) || isSymbol(.bang) else { return try parseComparison() }
         advance()
         try enter()
         defer { leave() }
@@ -141,20 +140,20 @@ struct PredicateParser {
     }
 
     private mutating func parseComparison() throws(PredicateParseFailure) -> Parsed {
-        if isKeyword("TRUEPREDICATE") {
+        if isKeyword(.truePredicate) {
             advance()
             return .predicate(NSPredicate(value: true))
         }
-        if isKeyword("FALSEPREDICATE") {
+        if isKeyword(.falsePredicate) {
             advance()
             return .predicate(NSPredicate(value: false))
         }
         var modifier = NSComparisonPredicate.Modifier.direct
         var negated = false
         switch current.keyword {
-        case "ANY", "SOME": modifier = .any
-        case "ALL": modifier = .all
-        case "NONE":
+        case .anyOf?, .someOf?: modifier = .any
+        case .allOf?: modifier = .all
+        case .noneOf?:
             modifier = .any
             negated = true
         default: break
@@ -195,26 +194,26 @@ struct PredicateParser {
     {
         let type: NSComparisonPredicate.Operator
         switch current.kind {
-        case .symbol("="), .symbol("=="): type = .equalTo
-        case .symbol("!="), .symbol("<>"): type = .notEqualTo
-        case .symbol("<"): type = .lessThan
-        case .symbol("<="), .symbol("=<"): type = .lessThanOrEqualTo
-        case .symbol(">"): type = .greaterThan
-        case .symbol(">="), .symbol("=>"): type = .greaterThanOrEqualTo
+        case .symbol(.equals), .symbol(.equalsEquals): type = .equalTo
+        case .symbol(.bangEquals), .symbol(.lessGreater): type = .notEqualTo
+        case .symbol(.less): type = .lessThan
+        case .symbol(.lessEquals), .symbol(.equalsLess): type = .lessThanOrEqualTo
+        case .symbol(.greater): type = .greaterThan
+        case .symbol(.greaterEquals), .symbol(.equalsGreater): type = .greaterThanOrEqualTo
         default:
             switch current.keyword {
-            case "BETWEEN": type = .between
-            case "IN": type = .in
-            case "CONTAINS": type = .contains
-            case "BEGINSWITH": type = .beginsWith
-            case "ENDSWITH": type = .endsWith
-            case "LIKE": type = .like
-            case "MATCHES": type = .matches
+            case .between?: type = .between
+            case .in?: type = .in
+            case .contains?: type = .contains
+            case .beginsWith?: type = .beginsWith
+            case .endsWith?: type = .endsWith
+            case .like?: type = .like
+            case .matches?: type = .matches
             default: return nil
             }
         }
         advance()
-        guard isSymbol("[") else { return (type, []) }
+        guard isSymbol(.openBracket) else { return (type, []) }
         advance()
         var options: NSComparisonPredicate.Options = []
         guard case .identifier(let letters, false) = current.kind else {
@@ -229,7 +228,7 @@ struct PredicateParser {
             }
         }
         advance()
-        try expectSymbol("]")
+        try expectSymbol(.closeBracket)
         return (type, options)
     }
 
@@ -240,9 +239,9 @@ struct PredicateParser {
         while true {
             let make: (NSExpression, NSExpression) -> NSExpression
             switch current.keyword {
-            case "UNION": make = { NSExpression(forUnionSet: $0, with: $1) }
-            case "INTERSECT": make = { NSExpression(forIntersectSet: $0, with: $1) }
-            case "MINUS": make = { NSExpression(forMinusSet: $0, with: $1) }
+            case .union?: make = { NSExpression(forUnionSet: $0, with: $1) }
+            case .intersect?: make = { NSExpression(forIntersectSet: $0, with: $1) }
+            case .minus?: make = { NSExpression(forMinusSet: $0, with: $1) }
             default: return left
             }
             guard case .expression(let lhs) = left else { return left }
@@ -255,9 +254,9 @@ struct PredicateParser {
 
     private mutating func parseAdditive() throws(PredicateParseFailure) -> Parsed {
         var left = try parseMultiplicative()
-        while isSymbol("+") || isSymbol("-") {
+        while isSymbol(.plus) || isSymbol(.minus) {
             guard case .expression(let lhs) = left else { return left }
-            let function = isSymbol("+") ? "add:to:" : "from:subtract:"
+            let function = isSymbol(.plus) ? "add:to:" : "from:subtract:"
             advance()
             let position = current.position
             let rhs = try requireExpression(try parseMultiplicative(), at: position)
@@ -268,9 +267,9 @@ struct PredicateParser {
 
     private mutating func parseMultiplicative() throws(PredicateParseFailure) -> Parsed {
         var left = try parsePower()
-        while isSymbol("*") || isSymbol("/") {
+        while isSymbol(.star) || isSymbol(.slash) {
             guard case .expression(let lhs) = left else { return left }
-            let function = isSymbol("*") ? "multiply:by:" : "divide:by:"
+            let function = isSymbol(.star) ? "multiply:by:" : "divide:by:"
             advance()
             let position = current.position
             let rhs = try requireExpression(try parsePower(), at: position)
@@ -281,7 +280,7 @@ struct PredicateParser {
 
     private mutating func parsePower() throws(PredicateParseFailure) -> Parsed {
         var left = try parseUnary()
-        while isSymbol("**") {
+        while isSymbol(.stars) {
             guard case .expression(let lhs) = left else { return left }
             advance()
             let position = current.position
@@ -292,7 +291,7 @@ struct PredicateParser {
     }
 
     private mutating func parseUnary() throws(PredicateParseFailure) -> Parsed {
-        guard isSymbol("-") else { return try parsePostfix() }
+        guard isSymbol(.minus) else { return try parsePostfix() }
         advance()
         try enter()
         defer { leave() }
@@ -315,7 +314,7 @@ struct PredicateParser {
     private mutating func parsePostfix() throws(PredicateParseFailure) -> Parsed {
         var parsed = try parsePrimary()
         while case .expression(let base) = parsed {
-            if isSymbol(".") {
+            if isSymbol(.dot) {
                 advance()
                 let key: String
                 switch current.kind {
@@ -325,24 +324,24 @@ struct PredicateParser {
                 }
                 advance()
                 parsed = .expression(Self.appendKey(key, to: base))
-            } else if isSymbol("[") {
+            } else if isSymbol(.openBracket) {
                 advance()
                 let indexExpression: NSExpression
                 switch current.keyword {
-                case "FIRST":
+                case .first?:
                     indexExpression = NSExpression(kind: .symbolicIndex(.first))
                     advance()
-                case "LAST":
+                case .last?:
                     indexExpression = NSExpression(kind: .symbolicIndex(.last))
                     advance()
-                case "SIZE":
+                case .size?:
                     indexExpression = NSExpression(kind: .symbolicIndex(.size))
                     advance()
                 default:
                     let position = current.position
                     indexExpression = try requireExpression(try parseExpression(), at: position)
                 }
-                try expectSymbol("]")
+                try expectSymbol(.closeBracket)
                 parsed = .expression(
                     NSExpression(forFunction: "objectFrom:withIndex:", arguments: [base, indexExpression]))
             } else {
@@ -367,27 +366,27 @@ struct PredicateParser {
     private mutating func parsePrimary() throws(PredicateParseFailure) -> Parsed {
         let token = current
         switch token.kind {
-        case .symbol("("):
+        case .symbol(.openParenthesis):
             advance()
             try enter()
             defer { leave() }
             let inner = try parseOr()
-            try expectSymbol(")")
+            try expectSymbol(.closeParenthesis)
             return inner
-        case .symbol("{"):
+        case .symbol(.openBrace):
             advance()
             try enter()
             defer { leave() }
             var elements: [NSExpression] = []
-            if !isSymbol("}") {
+            if !isSymbol(.closeBrace) {
                 while true {
                     let position = current.position
                     elements.append(try requireExpression(try parseExpression(), at: position))
-                    guard isSymbol(",") else { break }
+                    guard isSymbol(.comma) else { break }
                     advance()
                 }
             }
-            try expectSymbol("}")
+            try expectSymbol(.closeBrace)
             return .expression(NSExpression(forAggregate: elements))
         case .string(let value):
             advance()
@@ -403,7 +402,7 @@ struct PredicateParser {
             return .expression(NSExpression(forConstantValue: NSNumber(value: value)))
         case .variable(let name):
             advance()
-            guard isSymbol(":=") else { return .expression(NSExpression(forVariable: name)) }
+            guard isSymbol(.colonEquals) else { return .expression(NSExpression(forVariable: name)) }
             advance()
             let position = current.position
             let value = try requireExpression(try parseExpression(), at: position)
@@ -426,38 +425,38 @@ struct PredicateParser {
     private mutating func parseIdentifier(_ name: String, at token: PredicateToken) throws(PredicateParseFailure)
         -> NSExpression
     {
-        switch name.uppercased() {
-        case "NULL", "NIL": return NSExpression(forConstantValue: nil)
-        case "TRUE", "YES": return NSExpression(forConstantValue: NSNumber(value: true))
-        case "FALSE", "NO": return NSExpression(forConstantValue: NSNumber(value: false))
-        case "SELF": return NSExpression.expressionForEvaluatedObject()
-        case "ANYKEY": return NSExpression.expressionForAnyKey()
-        case "SUBQUERY": return try parseSubquery()
-        case "FUNCTION": return try parseFunction()
-        case "CAST":
-            try expectSymbol("(")
+        switch token.keyword {
+        case .null?, .nilValue?: return NSExpression(forConstantValue: nil)
+        case .trueValue?, .yes?: return NSExpression(forConstantValue: NSNumber(value: true))
+        case .falseValue?, .no?: return NSExpression(forConstantValue: NSNumber(value: false))
+        case .selfValue?: return NSExpression.expressionForEvaluatedObject()
+        case .anyKey?: return NSExpression.expressionForAnyKey()
+        case .subquery?: return try parseSubquery()
+        case .function?: return try parseFunction()
+        case .cast?:
+            try expectSymbol(.openParenthesis)
             let value = try parseArgument()
-            try expectSymbol(",")
+            try expectSymbol(.comma)
             let type = try parseArgument()
-            try expectSymbol(")")
+            try expectSymbol(.closeParenthesis)
             if let constant = Self.foldedCast(value, type) { return constant }
             return NSExpression(forFunction: "castObject:toType:", arguments: [value, type])
-        case "TERNARY":
-            try expectSymbol("(")
+        case .ternary?:
+            try expectSymbol(.openParenthesis)
             let condition = try requirePredicate(try parseOr())
-            try expectSymbol(",")
+            try expectSymbol(.comma)
             let whenTrue = try parseArgument()
-            try expectSymbol(",")
+            try expectSymbol(.comma)
             let whenFalse = try parseArgument()
-            try expectSymbol(")")
+            try expectSymbol(.closeParenthesis)
             return NSExpression(forConditional: condition, trueExpression: whenTrue, falseExpression: whenFalse)
         default:
             break
         }
-        if isSymbol("(") {
+        if isSymbol(.openParenthesis) {
             return try parseFunctionCall(name, at: token)
         }
-        if PredicatePrinter.reservedWords.contains(name.uppercased()) {
+        if token.keyword != nil {
             throw PredicateParseFailure(position: token.position, expected: "an expression", found: name)
         }
         return NSExpression(forKeyPath: name)
@@ -491,18 +490,18 @@ struct PredicateParser {
     }
 
     private mutating func parseArguments() throws(PredicateParseFailure) -> [NSExpression] {
-        try expectSymbol("(")
+        try expectSymbol(.openParenthesis)
         try enter()
         defer { leave() }
         var arguments: [NSExpression] = []
-        if !isSymbol(")") {
+        if !isSymbol(.closeParenthesis) {
             while true {
                 arguments.append(try parseArgument())
-                guard isSymbol(",") else { break }
+                guard isSymbol(.comma) else { break }
                 advance()
             }
         }
-        try expectSymbol(")")
+        try expectSymbol(.closeParenthesis)
         return arguments
     }
 
@@ -529,25 +528,25 @@ struct PredicateParser {
     }
 
     private mutating func parseSubquery() throws(PredicateParseFailure) -> NSExpression {
-        try expectSymbol("(")
+        try expectSymbol(.openParenthesis)
         try enter()
         defer { leave() }
         let collection = try parseArgument()
-        try expectSymbol(",")
+        try expectSymbol(.comma)
         guard case .variable(let variable) = current.kind else { throw failure("an iterator variable such as $x") }
         advance()
-        try expectSymbol(",")
+        try expectSymbol(.comma)
         let predicate = try requirePredicate(try parseOr())
-        try expectSymbol(")")
+        try expectSymbol(.closeParenthesis)
         return NSExpression(forSubquery: collection, usingIteratorVariable: variable, predicate: predicate)
     }
 
     private mutating func parseFunction() throws(PredicateParseFailure) -> NSExpression {
-        try expectSymbol("(")
+        try expectSymbol(.openParenthesis)
         try enter()
         defer { leave() }
         let target = try parseArgument()
-        try expectSymbol(",")
+        try expectSymbol(.comma)
         let selectorToken = current
         let selectorExpression = try parseArgument()
         guard case .constant(let value) = selectorExpression.kind,
@@ -557,11 +556,11 @@ struct PredicateParser {
                 position: selectorToken.position, expected: "a selector name in quotes", found: selectorToken.display)
         }
         var arguments: [NSExpression] = []
-        while isSymbol(",") {
+        while isSymbol(.comma) {
             advance()
             arguments.append(try parseArgument())
         }
-        try expectSymbol(")")
+        try expectSymbol(.closeParenthesis)
         return NSExpression(forFunction: target, selectorName: selector, arguments: arguments)
     }
 

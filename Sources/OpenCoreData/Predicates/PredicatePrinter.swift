@@ -5,14 +5,6 @@
 
 /// `predicateFormat`, `expressionFormat` and `description`.
 enum PredicatePrinter {
-    /// Words the parser reads as keywords; a key spelled like one prints with a leading `#`.
-    static let reservedWords: Set<String> = [
-        "AND", "OR", "IN", "NOT", "ALL", "ANY", "SOME", "NONE", "LIKE", "CASEINSENSITIVE", "CI", "MATCHES",
-        "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN", "NULL", "NIL", "SELF", "TRUE", "YES", "FALSE", "NO",
-        "FIRST", "LAST", "SIZE", "ANYKEY", "SUBQUERY", "FETCH", "CAST", "TRUEPREDICATE", "FALSEPREDICATE",
-        "FUNCTION", "TERNARY", "UNION", "INTERSECT", "MINUS",
-    ]
-
     // MARK: Predicates
 
     static func format(comparison predicate: NSComparisonPredicate) -> String {
@@ -129,10 +121,10 @@ enum PredicatePrinter {
         }
     }
 
-    /// A key, with `#` when it spells a keyword or is not a plain identifier's spelling.
+    /// A key, with `#` when it spells a keyword in any case, so that it parses back as a key.
     static func key(_ key: String) -> String {
         if key.hasPrefix("@") { return key }
-        if reservedWords.contains(key.uppercased()) { return "#" + key }
+        if PredicateKeyword(spelling: key) != nil { return "#" + key }
         return key
     }
 
