@@ -50,7 +50,10 @@ import Testing
         // Few distinct keys, so that runs of colliding entries form and removals move them back.
         let keys = 3_000
         for step in 0..<40_000 {
-            let key = generator.next(keys)
+            // Odd seeds use dense row numbers (entries at their homes); even ones scatter them, so that entries are
+            // displaced and move on insertion and removal.
+            let drawn = generator.next(keys)
+            let key = seed % 2 == 1 ? drawn : drawn &* 7_919 % 1_000_003
             switch generator.next(10) {
             case 0..<5:
                 table[Self.id(key)] = step
@@ -64,6 +67,22 @@ import Testing
                 #expect(table[Self.id(key)] == model[key])
             }
             if step % 5_000 == 0 { expectSame(table, model) }
+        }
+        expectSame(table, model)
+    }
+
+    @Test func keysThatShareLowBitsStillWork() {
+        // Multiples of 4,096 share their low bits: a table that used them as homes would pile every entry into
+        // one run.
+        var table: ObjectIDDictionary<Int> = [:]
+        var model: [Int: Int] = [:]
+        for index in 0..<3_000 {
+            table[Self.id(index * 4_096)] = index
+            model[index * 4_096] = index
+        }
+        for index in stride(from: 0, to: 3_000, by: 3) {
+            table[Self.id(index * 4_096)] = nil
+            model[index * 4_096] = nil
         }
         expectSame(table, model)
     }
