@@ -134,6 +134,45 @@ import Testing
         }
     }
 
+    @Test func deletingADestinationNullifiesToOnesNotYetResolved() throws {
+        // Items fetched from the store know their owner only by its ID until the relationship is used.
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        let model = SQLiteSampleModel.make()
+        let coordinator = try SQLiteStack.coordinator(model, at: url)
+        let seeding = SQLiteStack.context(coordinator)
+        try seeding.performAndWait {
+            let context = seeding
+            let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: context)
+            owner.setValue("Ada", forKey: "name")
+            for index in 0..<3 {
+                let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                item.setValue("item \(index)", forKey: "name")
+                item.setValue(owner, forKey: "owner")
+            }
+            try context.save()
+        }
+        let context = SQLiteStack.context(coordinator)
+        try context.performAndWait {
+            let items = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item"))
+            let owner = try #require(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner")).first)
+            // One item's owner resolved to the object, the others still only its ID.
+            #expect(items[0].value(forKey: "owner") as? NSManagedObject === owner)
+            context.delete(owner)
+            context.processPendingChanges()
+            #expect(items.allSatisfy { $0.value(forKey: "owner") == nil && !$0.isDeleted })
+            #expect(context.updatedObjects.count == 3)
+            // The store still has them owned until the save.
+            let committedOwners = items.map { $0.committedValues(forKeys: ["owner"])["owner"] as? NSManagedObject }
+            #expect(committedOwners.allSatisfy { $0 === owner })
+            try context.save()
+        }
+        let reopened = SQLiteStack.context(coordinator)
+        let ownerless = try reopened.performAndWait { try Self.count("Item", reopened, "owner == nil") }
+        #expect(ownerless == 3)
+        try SQLiteStack.close(coordinator)
+    }
+
     @Test func deletingUnsavedAndSavedObjectsTogetherLeavesTheOthersAlone() throws {
         let directory = SQLiteTestDirectory()
         let url = try Self.fill(directory, rooms: 3, crates: 2)

@@ -335,7 +335,13 @@ extension NSManagedObject {
             _proxiesDidChange(inverseSlot)
             didChangeValue(forKey: key)
         case .toOne:
-            guard _toOneDestination(inverseSlot) === source else { return }
+            // Compared without resolving a destination known only by its ID: that would make an object of it and
+            // store it here, a copy of all this object's values, only for the slot to be cleared below.
+            switch _values[inverseSlot] {
+            case .object(let destination) where destination === source: break
+            case .objectID(let id) where id._isEqual(to: source._objectID): break
+            default: return
+            }
             willChangeValue(forKey: key)
             _rememberOldValue(inverseSlot)
             _values[inverseSlot] = .null

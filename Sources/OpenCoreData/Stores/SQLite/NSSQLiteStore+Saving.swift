@@ -378,12 +378,17 @@ extension NSSQLiteStore {
     {
         var located: [(change: StoreSaveObject, entity: SQLiteEntityMapping, key: Int64)] = []
         located.reserveCapacity(changes.count)
+        // Sorted as plain numbers, then gathered: sorting the changes themselves moved and retained every one of
+        // them at each step, and cost more than the statements it orders.
+        var order: [(table: Int64, key: Int64, index: Int)] = []
+        order.reserveCapacity(changes.count)
         for change in changes {
             let (entity, key) = try _locate(change.objectID, mapping: mapping)
+            order.append((entity.table.rootNumber, key, located.count))
             located.append((change, entity, key))
         }
-        located.sort { ($0.entity.table.rootNumber, $0.key) < ($1.entity.table.rootNumber, $1.key) }
-        return located
+        order.sort { ($0.table, $0.key) < ($1.table, $1.key) }
+        return order.map { located[$0.index] }
     }
 
     // MARK: Values
