@@ -35,30 +35,47 @@ import Testing
         return try #require(try context.fetch(request).first)
     }
 
-    @Test func aSaveOverAnotherCoordinatorsSaveFailsWithAMergeErrorAndWritesNothing() throws {
-        let directory = SQLiteTestDirectory()
-        let stores = try pair(directory)
-        let (first, second) = (stores.first, stores.second)
-        let theirs = try second.performAndWait {
-            let ada = try owner("Ada", in: second)
-            let bob = try owner("Bob", in: second)
-            _ = ada.value(forKey: "name")
-            _ = bob.value(forKey: "name")
-            return (ada, bob)
+    /// The owners named `names` in `context`, with their values loaded (so that the context holds their versions).
+    func loadedOwners(_ names: String..., in context: NSManagedObjectContext) throws -> [NSManagedObject] {
+        try context.performAndWait {
+            try names.map { name in
+                let owner = try owner(name, in: context)
+                _ = owner.value(forKey: "name")
+                return owner
+            }
         }
-        try first.performAndWait {
-            try owner("Ada", in: first).setValue("Ada (first)", forKey: "name")
-            try first.save()
+    }
+
+    /// Renames Ada in `context` and saves.
+    func renameAda(to name: String, in context: NSManagedObjectContext) throws {
+        try context.performAndWait {
+            try owner("Ada", in: context).setValue(name, forKey: "name")
+            try context.save()
         }
-        let error = second.performAndWait { () -> NSError? in
-            theirs.0.setValue("Ada (second)", forKey: "name")
-            theirs.1.setValue("Bob (second)", forKey: "name")
+    }
+
+    /// Makes `changes` in `context` and saves, returning the error the save failed with (`nil` if it succeeded).
+    func saveError(of context: NSManagedObjectContext, after changes: () -> Void) -> NSError? {
+        context.performAndWait {
+            changes()
             do {
-                try second.save()
+                try context.save()
                 return nil
             } catch {
                 return error as NSError
             }
+        }
+    }
+
+    @Test func aSaveOverAnotherCoordinatorsSaveFailsWithAMergeErrorAndWritesNothing() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try loadedOwners("Ada", "Bob", in: second)
+        try renameAda(to: "Ada (first)", in: first)
+        let error = saveError(of: second) {
+            theirs[0].setValue("Ada (second)", forKey: "name")
+            theirs[1].setValue("Bob (second)", forKey: "name")
         }
         let failure = try #require(error)
         #expect(failure.domain == NSCocoaErrorDomain)
@@ -67,7 +84,7 @@ import Testing
         #expect(conflicts.count == 1)
         let conflict = try #require(conflicts.first)
         second.performAndWait {
-            #expect(conflict.sourceObject === theirs.0)
+            #expect(conflict.sourceObject === theirs[0])
         }
         #expect(conflict.oldVersionNumber == 1)
         #expect(conflict.newVersionNumber == 2)
@@ -79,9 +96,9 @@ import Testing
 
         // After a refresh the second context sees the first's change and saves over it.
         try second.performAndWait {
-            second.refresh(theirs.0, mergeChanges: false)
-            #expect(theirs.0.value(forKey: "name") as? String == "Ada (first)")
-            theirs.0.setValue("Ada (second)", forKey: "name")
+            second.refresh(theirs[0], mergeChanges: false)
+            #expect(theirs[0].value(forKey: "name") as? String == "Ada (first)")
+            theirs[0].setValue("Ada (second)", forKey: "name")
             try second.save()
         }
         let after = try RawSQLite.query(stores.url, "SELECT ZNAME, Z_OPT FROM ZOWNER ORDER BY ZNAME")
@@ -92,23 +109,13 @@ import Testing
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)
         let (first, second) = (stores.first, stores.second)
-        let theirs = try second.performAndWait {
-            let ada = try owner("Ada", in: second)
-            _ = ada.value(forKey: "name")
-            return ada
-        }
+        let theirs = try loadedOwners("Ada", in: second)[0]
         try first.performAndWait {
             first.delete(try owner("Ada", in: first))
             try first.save()
         }
-        let error = second.performAndWait { () -> NSError? in
+        let error = saveError(of: second) {
             theirs.setValue("renamed", forKey: "name")
-            do {
-                try second.save()
-                return nil
-            } catch {
-                return error as NSError
-            }
         }
         #expect(error?.code == NSManagedObjectMergeError)
         let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
@@ -121,29 +128,14 @@ import Testing
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)
         let (first, second) = (stores.first, stores.second)
-        let theirs = try second.performAndWait {
-            let ada = try owner("Ada", in: second)
-            let bob = try owner("Bob", in: second)
-            _ = ada.value(forKey: "name")
-            _ = bob.value(forKey: "name")
-            return (ada, bob)
-        }
-        try first.performAndWait {
-            try owner("Ada", in: first).setValue("Ada (first)", forKey: "name")
-            try first.save()
-        }
-        let error = second.performAndWait { () -> NSError? in
+        let theirs = try loadedOwners("Ada", "Bob", in: second)
+        try renameAda(to: "Ada (first)", in: first)
+        let error = saveError(of: second) {
             // Deleting Bob and inserting Cy are fine on their own; changing Ada conflicts.
-            second.delete(theirs.1)
+            second.delete(theirs[1])
             let cy = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: second)
             cy.setValue("Cy", forKey: "name")
-            theirs.0.setValue("Ada (second)", forKey: "name")
-            do {
-                try second.save()
-                return nil
-            } catch {
-                return error as NSError
-            }
+            theirs[0].setValue("Ada (second)", forKey: "name")
         }
         #expect(error?.code == NSManagedObjectMergeError)
         let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
@@ -157,23 +149,10 @@ import Testing
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)
         let (first, second) = (stores.first, stores.second)
-        let theirs = try second.performAndWait {
-            let ada = try owner("Ada", in: second)
-            _ = ada.value(forKey: "name")
-            return ada
-        }
-        try first.performAndWait {
-            try owner("Ada", in: first).setValue("Ada (first)", forKey: "name")
-            try first.save()
-        }
-        let error = second.performAndWait { () -> NSError? in
+        let theirs = try loadedOwners("Ada", in: second)[0]
+        try renameAda(to: "Ada (first)", in: first)
+        let error = saveError(of: second) {
             second.delete(theirs)
-            do {
-                try second.save()
-                return nil
-            } catch {
-                return error as NSError
-            }
         }
         #expect(error?.code == NSManagedObjectMergeError)
         let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
@@ -187,11 +166,7 @@ import Testing
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)
         let (first, second) = (stores.first, stores.second)
-        let theirs = try second.performAndWait {
-            let ada = try owner("Ada", in: second)
-            _ = ada.value(forKey: "name")
-            return ada
-        }
+        let theirs = try loadedOwners("Ada", in: second)[0]
         try first.performAndWait {
             let profile = NSEntityDescription.insertNewObject(forEntityName: "Profile", into: first)
             profile.setValue("first's profile", forKey: "bio")
