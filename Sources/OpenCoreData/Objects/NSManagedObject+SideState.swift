@@ -53,9 +53,6 @@ extension NSManagedObject {
         }
     }
 
-    /// Whether no slot changed since the last save.
-    var _hasNoChangedSlots: Bool { _changedBits == 0 }
-
     static let _moreChangedSlots: UInt64 = 1 << 63
 
     var _eventOldValues: [(slot: Int, value: StoredValue)]? {

@@ -48,8 +48,8 @@ final class SlotNameTable: @unchecked Sendable {
             buckets[bucket] = Int32(unique.count)
             // Rebuilt from its bytes, a short name takes the inline form that a literal of the same text has.
             let canonical = String(decoding: Array(name.utf8), as: UTF8.self)
-            if let (low, high) = Self.representation(canonical) {
-                var slot = Self.representationHash(low, high) & (count - 1)
+            if let (low, high) = stringRepresentation(canonical) {
+                var slot = stringRepresentationHash(low, high) & (count - 1)
                 while representations[slot].index >= 0 { slot = (slot + 1) & (count - 1) }
                 representations[slot] = RepresentationEntry(low: low, high: high, index: Int32(unique.count))
             }
@@ -65,8 +65,8 @@ final class SlotNameTable: @unchecked Sendable {
 
     /// The position of `name` among the names the table was made with.
     subscript(name: String) -> Int? {
-        if let (low, high) = Self.representation(name) {
-            var slot = Self.representationHash(low, high) & mask
+        if let (low, high) = stringRepresentation(name) {
+            var slot = stringRepresentationHash(low, high) & mask
             while true {
                 let entry = representations[slot]
                 if entry.index < 0 { break }
@@ -85,16 +85,6 @@ final class SlotNameTable: @unchecked Sendable {
 
     /// The names, in the order they were given.
     var keys: [String] { names }
-
-    @inline(__always)
-    private static func representation(_ string: String) -> (UInt64, UInt64)? {
-        stringRepresentation(string)
-    }
-
-    @inline(__always)
-    private static func representationHash(_ low: UInt64, _ high: UInt64) -> Int {
-        stringRepresentationHash(low, high)
-    }
 
     @inline(__always)
     private static func hash(_ name: String) -> Int {

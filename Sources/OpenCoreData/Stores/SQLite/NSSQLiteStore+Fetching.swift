@@ -183,12 +183,12 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                     break
                 }
                 // Integers stored as reals, and the attribute types decoded through their descriptions.
-                if case .attribute(_, let type, let attribute) = entity.slots[step.slot] {
+                switch entity.slots[step.slot] {
+                case .attribute(_, let type, let attribute), .derived(_, let type, let attribute):
                     buffer[step.slot] = SQLiteValueCoding.read(
                         statement, column: column, type: type, attribute: attribute)
-                } else if case .derived(_, let type, let attribute) = entity.slots[step.slot] {
-                    buffer[step.slot] = SQLiteValueCoding.read(
-                        statement, column: column, type: type, attribute: attribute)
+                default:
+                    break
                 }
             }
             for slot in entity.toManySlots { buffer[slot] = .toManyFault }

@@ -147,9 +147,7 @@ final class SQLiteStatement {
     }
 
     func text(_ index: Int32) -> String {
-        guard let pointer = sqlite3_column_text(handle, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        textIfNotNull(index) ?? ""
     }
 
     /// The column as text; `nil` for NULL.
@@ -170,9 +168,7 @@ final class SQLiteStatement {
     }
 
     func blob(_ index: Int32) -> Data {
-        guard let pointer = sqlite3_column_blob(handle, index) else { return Data() }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        return Data(bytes: pointer, count: count)
+        blobIfNotNull(index) ?? Data()
     }
 
     /// The column as a `SQLiteValue`, whatever its storage class.
