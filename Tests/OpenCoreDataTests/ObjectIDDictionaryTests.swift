@@ -122,4 +122,26 @@ import Testing
         #expect(table.isEmpty)
         #expect(table[Self.id(42)] == nil)
     }
+
+    @Test func aConditionalRemovalSeesTheValueInPlaceAndRemovesOnlyWhatItPicks() {
+        var table: ObjectIDDictionary<StoredValues> = [:]
+        for key in 0..<100 { table[Self.id(key)] = StoredValues([.int(Int64(key))]) }
+        // Values 0..<50 are also held elsewhere; the condition must see them as shared, not make a copy of its own.
+        let held = (0..<50).map { table[Self.id($0)] }
+        for key in 0..<100 { table.removeValue(forKey: Self.id(key)) { $0.isUnshared() } }
+        #expect(table.count == 50)
+        #expect((0..<50).allSatisfy { table[Self.id($0)] != nil })
+        #expect((50..<100).allSatisfy { table[Self.id($0)] == nil })
+        // An absent key, and one the condition keeps, leave the table as it was.
+        table.removeValue(forKey: Self.id(500)) { _ in true }
+        table.removeValue(forKey: Self.id(7)) { _ in false }
+        #expect(table.count == 50)
+        // A table shared with a copy is copied first: the copy keeps its entries.
+        let copy = table
+        table.removeValue(forKey: Self.id(3)) { _ in true }
+        #expect(table[Self.id(3)] == nil)
+        #expect(copy[Self.id(3)] != nil)
+        #expect(held.count == 50)
+    }
+
 }

@@ -212,6 +212,39 @@ final class SQLiteFaultingPerson: NSManagedObject {
         }
     }
 
+    /// The Programming Guide's "Automatic Snapshot Management": the coordinator keeps a row while managed objects
+    /// hold it — another context's fault is fulfilled from it, however old — and lets it go when the last of them
+    /// goes away, so that a later fault reads the store even with infinite staleness.
+    @Test func aRowIsCachedWhileObjectsHoldItAndNoLonger() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 1)
+        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+        let writer = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        func rename(to title: String) throws {
+            try writer.performAndWait {
+                let theirs = try #require(
+                    try writer.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")).first)
+                theirs.setValue(title, forKey: "title")
+                try writer.save()
+            }
+        }
+        func title(of objectID: NSManagedObjectID, in context: NSManagedObjectContext) -> String? {
+            context.performAndWait { context.object(with: objectID).value(forKey: "title") as? String }
+        }
+        let objectID = try SQLiteStack.releasingObjects {
+            let holder = SQLiteStack.context(coordinator)
+            let volume = try holder.performAndWait {
+                try #require(try holder.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")).first)
+            }
+            try rename(to: "renamed once")
+            // The holder's volume still holds the row: a fault of another context is fulfilled from it.
+            #expect(title(of: volume.objectID, in: SQLiteStack.context(coordinator)) == "volume 0-0")
+            return holder.performAndWait { volume.objectID }
+        }
+        // Every object that held the row, and its context, has gone: the next fault reads the store.
+        #expect(title(of: objectID, in: SQLiteStack.context(coordinator)) == "renamed once")
+    }
+
     @Test func refreshingWithMergedChangesKeepsTransientValuesAsTheProgrammingGuideSays() throws {
         // The Core Data Programming Guide's example: fullName is a transient value computed in awakeFromFetch. In
         // the store the person is Sarit Smith. This context changes the first name to Fiona (and so the full name

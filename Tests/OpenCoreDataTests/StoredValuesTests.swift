@@ -100,6 +100,19 @@ import Testing
         #expect(copy.map(Self.describe) == copy.indices.map { "int \($0)" })
     }
 
+    @Test func valuesAreUnsharedUntilCopiedAndAgainWhenTheCopyGoes() {
+        var values = StoredValues([.int(1), .string("one")])
+        let alone = values.isUnshared()
+        var copy: StoredValues? = values
+        let whileCopied = values.isUnshared()
+        let copyWhileCopied = copy?.isUnshared()
+        copy = nil
+        let afterwards = values.isUnshared()
+        var empty = StoredValues()
+        let emptyAlone = empty.isUnshared()
+        #expect(alone && !whileCopied && copyWhileCopied == false && afterwards && emptyAlone)
+    }
+
     @Test func aModificationThatThrowsLeavesTheValueInPlace() {
         var values = StoredValues([.string("kept"), .int(1)])
         func change(_ value: inout StoredValue) throws {

@@ -58,6 +58,17 @@ extension NSManagedObjectContext {
         {
             _registry[object._objectID] = nil
         }
+        _giveUpValues(of: object)
+    }
+
+    /// Drops `object`'s values and tells the stores, so that they forget its row if no other object holds it: what
+    /// an object's going away, or its context's, does.
+    func _giveUpValues(of object: NSManagedObject) {
+        guard !object._values.isEmpty || object._committed != nil else { return }
+        object._values = []
+        object._committed = nil
+        guard !object._objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return }
+        coordinator._objectWentAway(object._objectID)
     }
 
     /// Gives a registered object a new ID (a temporary one becoming permanent).

@@ -380,8 +380,7 @@ extension NSManagedObjectContext {
         _retained = [:]
         for object in objects {
             object._context = nil
-            object._values = []
-            object._committed = nil
+            _giveUpValues(of: object)
             object._changed.removeAll()
             object._flags = .fault
         }

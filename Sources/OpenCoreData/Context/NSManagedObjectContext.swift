@@ -119,7 +119,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._context = nil
         }
         for object in objects {
-            object._values = []
+            _giveUpValues(of: object)
             object._flags.insert(.fault)
         }
     }

@@ -308,6 +308,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Tells the stores that the object of `objectID` went away or gave up its values, so that they forget its row
+    /// if no other object uses it. Does nothing while another thread uses the stores: the row then stays cached
+    /// until the cache is full, rather than this thread wait (it may be in an object's `deinit`).
+    func _objectWentAway(_ objectID: NSManagedObjectID) {
+        guard _lock.try() else { return }
+        defer { _lock.unlock() }
+        for store in _stores {
+            (store as? PersistentStoreRowCaching)?.forgetUnusedRow(of: objectID)
+        }
+    }
+
     func _backend(of store: NSPersistentStore?) throws -> PersistentStoreBackend {
         guard let store, let backend = store as? PersistentStoreBackend else {
             throw coreDataError(

@@ -90,6 +90,9 @@ package protocol PersistentStoreBackend: AnyObject {
 /// while they are fresh enough for the asking context (`stalenessInterval`: negative means forever, 0 never).
 package protocol PersistentStoreRowCaching: PersistentStoreBackend {
     func row(for objectID: NSManagedObjectID, stalenessInterval: TimeInterval) throws -> StoreRow?
+    /// Forgets the cached row of `objectID` if no object uses it any longer: the object went away, or its context
+    /// did. As in Apple's row cache, a row stays while objects hold it, not after.
+    func forgetUnusedRow(of objectID: NSManagedObjectID)
 }
 
 /// A store that hands out the rows of a to-many relationship's destinations along with their IDs (rows with empty

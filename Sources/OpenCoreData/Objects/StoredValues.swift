@@ -67,6 +67,12 @@ package struct StoredValues: RandomAccessCollection, MutableCollection, Expressi
     package var count: Int { storage?.count ?? 0 }
     package var isEmpty: Bool { storage == nil }
 
+    /// Whether no other `StoredValues` shares these values (none are held anywhere else). Empty values are shared by
+    /// no one.
+    package mutating func isUnshared() -> Bool {
+        storage == nil || isKnownUniquelyReferenced(&storage)
+    }
+
     @inline(__always)
     package func index(after index: Int) -> Int { index + 1 }
 

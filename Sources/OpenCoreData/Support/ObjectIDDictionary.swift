@@ -50,6 +50,17 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
         return old
     }
 
+    /// Removes the entry of `objectID` if `shouldRemove` says so, given its value in place (so that it can tell
+    /// whether the value is referenced from anywhere else without adding a reference of its own).
+    package mutating func removeValue(forKey objectID: NSManagedObjectID, where shouldRemove: (inout Value) -> Bool) {
+        guard storage?.find(objectID).found != nil else { return }
+        makeUnique(adding: 0)
+        let table = storage.unsafelyUnwrapped
+        // Looked up again: a table copied by `makeUnique` may hold the entry in another bucket.
+        guard let bucket = table.find(objectID).found, shouldRemove(&table.values[bucket]) else { return }
+        table.remove(objectID)
+    }
+
     /// Makes room for `minimumCapacity` entries in all, so that adding many does not grow the table again and again.
     package mutating func reserveCapacity(_ minimumCapacity: Int) {
         let needed = Swift.max(minimumCapacity, count)

@@ -76,6 +76,16 @@ enum SQLiteStack {
         return context
     }
 
+    /// Runs `body` and lets go of what it made that nothing else holds before returning: on Apple platforms the
+    /// objects Core Data hands out may wait in an autorelease pool, so `body` runs in a pool of its own.
+    static func releasingObjects<T>(_ body: () throws -> T) rethrows -> T {
+        #if canImport(ObjectiveC)
+        try autoreleasepool(invoking: body)
+        #else
+        try body()
+        #endif
+    }
+
     /// Removes every store from `coordinator`, closing the files.
     static func close(_ coordinator: NSPersistentStoreCoordinator) throws {
         for store in coordinator.persistentStores { try coordinator.remove(store) }

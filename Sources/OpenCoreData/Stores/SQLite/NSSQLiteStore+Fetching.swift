@@ -4,7 +4,7 @@ import Foundation
 /// A row as the store last read or wrote it, and when (seconds of system uptime). Kept without its object ID, which
 /// is the row cache's key: 24 bytes an entry, for caches of a hundred thousand rows.
 struct SQLiteSnapshot {
-    let values: StoredValues
+    var values: StoredValues
     let version: Int64
     let time: TimeInterval
 
@@ -277,6 +277,12 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             _snapshots[row.objectID] = SQLiteSnapshot(row, time: now)
         }
         return rows
+    }
+
+    package func forgetUnusedRow(of objectID: NSManagedObjectID) {
+        // A snapshot whose values are shared is still some object's (in another context, say).
+        guard !_snapshots.isEmpty, objectID._isInStore(self) else { return }
+        _snapshots.removeValue(forKey: objectID) { $0.values.isUnshared() }
     }
 
     func _discardCaches() {
