@@ -67,8 +67,12 @@ extension NSManagedObjectContext {
         guard !object._values.isEmpty || object._committed != nil else { return }
         object._values = []
         object._committed = nil
-        guard !object._objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return }
-        coordinator._objectWentAway(object._objectID)
+        guard !object._objectID.isTemporaryID else { return }
+        if let coordinator = _coordinatorReference {
+            coordinator._withUnsafeGuaranteedRef { $0._objectWentAway(object._objectID) }
+        } else {
+            _parentContext?.persistentStoreCoordinator?._objectWentAway(object._objectID)
+        }
     }
 
     /// Gives a registered object a new ID (a temporary one becoming permanent).

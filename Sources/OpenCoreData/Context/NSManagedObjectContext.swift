@@ -41,7 +41,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // Touched for every object fetched, inserted or changed; confined to the context's queue like the objects, so the
     // run-time exclusivity checks of class properties are switched off for them (see `NSManagedObject._values`).
     @exclusivity(unchecked) var _parentStore: ObjectStoreParent?
-    @exclusivity(unchecked) var _coordinator: NSPersistentStoreCoordinator?
+    @exclusivity(unchecked) var _coordinator: NSPersistentStoreCoordinator? {
+        didSet { _coordinatorReference = _coordinator.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `_coordinator`, unretained, for calls made as every object goes away: the coordinator is weakly referenced
+    /// (by its stores), which makes each retain and release of it take the runtime's slow path.
+    @exclusivity(unchecked) var _coordinatorReference: Unmanaged<NSPersistentStoreCoordinator>?
     var _parentContext: NSManagedObjectContext?
 
     /// Every object registered in the context, by ID, unretained: an object unregisters itself when it goes away.

@@ -9,7 +9,12 @@ import Synchronization
 /// ```
 open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     let _managedObjectModel: NSManagedObjectModel
-    var _stores: [NSPersistentStore] = []
+    var _stores: [NSPersistentStore] = [] {
+        didSet { _rowCaches = _stores.compactMap { $0 as? PersistentStoreRowCaching } }
+    }
+    /// The stores with a row cache, told of every object that goes away: kept apart from `_stores` so that those
+    /// calls neither cast each store nor check exclusive access.
+    @exclusivity(unchecked) var _rowCaches: [any PersistentStoreRowCaching] = []
     /// Serialises store access between contexts on different queues.
     let _lock = NSRecursiveLock()
     var _name: String?
@@ -314,9 +319,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     func _objectWentAway(_ objectID: NSManagedObjectID) {
         guard _lock.try() else { return }
         defer { _lock.unlock() }
-        for store in _stores {
-            (store as? PersistentStoreRowCaching)?.forgetUnusedRow(of: objectID)
-        }
+        for cache in _rowCaches { cache.forgetUnusedRow(of: objectID) }
     }
 
     func _backend(of store: NSPersistentStore?) throws -> PersistentStoreBackend {
