@@ -302,15 +302,17 @@ extension NSManagedObjectContext {
         ]
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didSaveObjectsNotification, object: self, userInfo: info)
+        let (insertedIDs, updatedIDs, deletedIDs) = (
+            inserted.map(\._objectID), updated.map(\._objectID), deleted.map(\._objectID)
+        )
         info = [
-            NSManagedObjectContext.NotificationKey.insertedObjectIDs.rawValue: Set(inserted.map(\._objectID)),
-            NSManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue: Set(updated.map(\._objectID)),
-            NSManagedObjectContext.NotificationKey.deletedObjectIDs.rawValue: Set(deleted.map(\._objectID)),
+            NSManagedObjectContext.NotificationKey.insertedObjectIDs.rawValue: Set(insertedIDs),
+            NSManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue: Set(updatedIDs),
+            NSManagedObjectContext.NotificationKey.deletedObjectIDs.rawValue: Set(deletedIDs),
         ]
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: info)
-        _propagateSaveToOtherContexts(
-            inserted: inserted.map(\._objectID), updated: updated.map(\._objectID), deleted: deleted.map(\._objectID))
+        _propagateSaveToOtherContexts(inserted: insertedIDs, updated: updatedIDs, deleted: deletedIDs)
     }
 
     // MARK: Rollback and reset

@@ -182,7 +182,10 @@ extension NSSQLiteStore {
         _ changes: StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws -> StoreSaveResult {
         // Forced changes (a merge policy chose to overwrite) write the version after the store's, whatever it is.
-        let forced = [changes.updated, changes.deleted].joined().filter(\.forced)
+        // (Indices looked at in place: filtering the changes themselves copied, and retained, every one of them.)
+        let forced =
+            changes.updated.indices.filter { changes.updated[$0].forced }.map { changes.updated[$0] }
+            + changes.deleted.indices.filter { changes.deleted[$0].forced }.map { changes.deleted[$0] }
         let current = forced.isEmpty ? [:] : try _storedVersions(of: forced, connection: connection, mapping: mapping)
 
         var result = StoreSaveResult()
@@ -191,21 +194,21 @@ extension NSSQLiteStore {
         // that refer to the deleted rows, one statement per join column.
         var joinKeys: [String: (column: (table: String, column: String), keys: [Int64])] = [:]
         var previousDelete: (table: SQLiteTable, forced: Bool, statement: SQLiteStatement)?
-        for (change, entity, key) in try _inKeyOrder(changes.deleted, mapping: mapping) {
+        for (index, entity, key) in try _inKeyOrder(changes.deleted, mapping: mapping) {
+            let forced = changes.deleted[index].forced
             let statement: SQLiteStatement
-            if let previous = previousDelete, previous.table === entity.table, previous.forced == change.forced {
+            if let previous = previousDelete, previous.table === entity.table, previous.forced == forced {
                 statement = previous.statement
                 statement.rewind()
                 if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(statement.sql) }
             } else {
-                statement = try connection.statement(
-                    change.forced ? entity.table.deleteSQL : entity.table.deleteCheckedSQL)
-                previousDelete = (entity.table, change.forced, statement)
+                statement = try connection.statement(forced ? entity.table.deleteSQL : entity.table.deleteCheckedSQL)
+                previousDelete = (entity.table, forced, statement)
             }
             statement.bind(key, at: 1)
-            if !change.forced { statement.bind(change.expectedVersion, at: 2) }
+            if !forced { statement.bind(changes.deleted[index].expectedVersion, at: 2) }
             while try statement.step() {}
-            if !change.forced, connection.changes != 1 { throw SQLiteVersionMismatch() }
+            if !forced, connection.changes != 1 { throw SQLiteVersionMismatch() }
             for column in mapping.joinColumns(holdingKeysOf: entity.table) {
                 joinKeys["\(column.table).\(column.column)", default: (column, [])].keys.append(key)
             }
@@ -242,7 +245,8 @@ extension NSSQLiteStore {
                 entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, plan: SQLiteUpdatePlan,
                 statement: SQLiteStatement
             )?
-        for (change, entity, key) in try _inKeyOrder(changes.updated, mapping: mapping) {
+        for (index, entity, key) in try _inKeyOrder(changes.updated, mapping: mapping) {
+            let change = changes.updated[index]
             let checked = !change.forced
             let plan: SQLiteUpdatePlan
             let statement: SQLiteStatement
@@ -370,25 +374,22 @@ extension NSSQLiteStore {
         }
     }
 
-    /// The changes with their tables and keys, table by table in key order: the order of the rows in the file, so
-    /// that a save touches each page once. (In the context's hash order, a large save dirtied pages all over the
-    /// file and spilled SQLite's page cache, reading and writing the same pages again and again.)
+    /// The positions of the changes with their tables and keys, table by table in key order: the order of the rows
+    /// in the file, so that a save touches each page once. (In the context's hash order, a large save dirtied pages
+    /// all over the file and spilled SQLite's page cache, reading and writing the same pages again and again.)
     private func _inKeyOrder(_ changes: [StoreSaveObject], mapping: SQLiteModelMapping) throws
-        -> [(change: StoreSaveObject, entity: SQLiteEntityMapping, key: Int64)]
+        -> [(index: Int, entity: SQLiteEntityMapping, key: Int64)]
     {
-        var located: [(change: StoreSaveObject, entity: SQLiteEntityMapping, key: Int64)] = []
-        located.reserveCapacity(changes.count)
-        // Sorted as plain numbers, then gathered: sorting the changes themselves moved and retained every one of
-        // them at each step, and cost more than the statements it orders.
-        var order: [(table: Int64, key: Int64, index: Int)] = []
+        // Positions in `changes`, sorted as plain numbers: sorting or gathering the changes themselves moved and
+        // retained every one of them at each step, and cost more than the statements it orders.
+        var order: [(table: Int64, key: Int64, index: Int, entity: SQLiteEntityMapping)] = []
         order.reserveCapacity(changes.count)
-        for change in changes {
-            let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            order.append((entity.table.rootNumber, key, located.count))
-            located.append((change, entity, key))
+        for index in changes.indices {
+            let (entity, key) = try _locate(changes[index].objectID, mapping: mapping)
+            order.append((entity.table.rootNumber, key, index, entity))
         }
         order.sort { ($0.table, $0.key) < ($1.table, $1.key) }
-        return order.map { located[$0.index] }
+        return order.map { ($0.index, $0.entity, $0.key) }
     }
 
     // MARK: Values
