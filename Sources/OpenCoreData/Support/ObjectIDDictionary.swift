@@ -58,7 +58,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
         let table = storage.unsafelyUnwrapped
         // Looked up again: a table copied by `makeUnique` may hold the entry in another bucket.
         guard let bucket = table.find(objectID).found, shouldRemove(&table.values[bucket]) else { return }
-        table.remove(objectID)
+        table.remove(at: bucket)
     }
 
     /// Makes room for `minimumCapacity` entries in all, so that adding many does not grow the table again and again.
@@ -275,7 +275,13 @@ final class ObjectIDTableStorage<Value> {
     /// Removes `key`, moving later entries of its run back so that every entry stays reachable from its home bucket
     /// (each entry's distance from home says whether it may move, without looking at its key).
     func remove(_ key: NSManagedObjectID) {
-        guard var hole = find(key).found else { return }
+        guard let bucket = find(key).found else { return }
+        remove(at: bucket)
+    }
+
+    /// Removes the entry in `bucket`, which must hold one (see `remove(_:)`).
+    func remove(at bucket: Int) {
+        var hole = bucket
         tags[hole] = 0
         (keys + hole).deinitialize(count: 1)
         (values + hole).deinitialize(count: 1)

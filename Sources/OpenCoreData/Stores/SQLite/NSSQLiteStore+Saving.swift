@@ -135,15 +135,15 @@ extension NSSQLiteStore {
         }
     }
 
-    /// The store's versions (`Z_OPT`) of the rows of `changes`, one query per table; rows it no longer has are
+    /// The store's versions (`Z_OPT`) of the rows of `objectIDs`, one query per table; rows it no longer has are
     /// missing.
     private func _storedVersions(
-        of changes: some Sequence<StoreSaveObject>, connection: SQLiteConnection, mapping: SQLiteModelMapping
+        of objectIDs: [NSManagedObjectID], connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws -> ObjectIDDictionary<Int64> {
         var byTable: [ObjectIdentifier: (table: SQLiteTable, keys: [Int64: NSManagedObjectID])] = [:]
-        for change in changes {
-            let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            byTable[ObjectIdentifier(entity.table), default: (entity.table, [:])].keys[key] = change.objectID
+        for objectID in objectIDs {
+            let (entity, key) = try _locate(objectID, mapping: mapping)
+            byTable[ObjectIdentifier(entity.table), default: (entity.table, [:])].keys[key] = objectID
         }
         var versions: ObjectIDDictionary<Int64> = [:]
         for (_, group) in byTable {
@@ -163,7 +163,7 @@ extension NSSQLiteStore {
         of changes: StoreSaveChanges, connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws -> [StoreConflict] {
         let checked = [changes.updated, changes.deleted].joined().filter { !$0.forced }
-        let stored = try _storedVersions(of: checked, connection: connection, mapping: mapping)
+        let stored = try _storedVersions(of: checked.map(\.objectID), connection: connection, mapping: mapping)
         var conflicts: [StoreConflict] = []
         for change in checked {
             let version = stored[change.objectID]
@@ -182,10 +182,11 @@ extension NSSQLiteStore {
         _ changes: StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws -> StoreSaveResult {
         // Forced changes (a merge policy chose to overwrite) write the version after the store's, whatever it is.
-        // (Indices looked at in place: filtering the changes themselves copied, and retained, every one of them.)
-        let forced =
-            changes.updated.indices.filter { changes.updated[$0].forced }.map { changes.updated[$0] }
-            + changes.deleted.indices.filter { changes.deleted[$0].forced }.map { changes.deleted[$0] }
+        // (Read in place: filtering the changes themselves copied, and retained, every one of them.)
+        var forced: [NSManagedObjectID] = []
+        for list in [changes.updated, changes.deleted] {
+            for index in list.indices where list[index].forced { forced.append(list[index].objectID) }
+        }
         let current = forced.isEmpty ? [:] : try _storedVersions(of: forced, connection: connection, mapping: mapping)
 
         var result = StoreSaveResult()
