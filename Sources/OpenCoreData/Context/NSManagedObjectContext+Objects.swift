@@ -45,19 +45,21 @@ extension NSManagedObjectContext {
     }
 
     func _unregister(_ object: NSManagedObject) {
-        if _registry[object._objectID]?.takeUnretainedValue() === object {
-            _registry[object._objectID] = nil
-        }
-        _retained[ObjectIdentifier(object)] = nil
+        _removeFromRegistry(object)
+        if !_retained.isEmpty { _retained[ObjectIdentifier(object)] = nil }
+    }
+
+    /// Removes `object`'s entry from the registry if it is the object registered under its ID (another may be, when
+    /// this one was replaced), in one probe of the table.
+    @inline(__always)
+    func _removeFromRegistry(_ object: NSManagedObject) {
+        let address = Unmanaged.passUnretained(object).toOpaque()
+        _registry.removeValue(forKey: object._objectID) { $0.toOpaque() == address }
     }
 
     /// Called from an object's `deinit`: it is no longer registered.
     func _objectWillGoAway(_ object: NSManagedObject) {
-        if let registered = _registry[object._objectID],
-            registered.toOpaque() == Unmanaged.passUnretained(object).toOpaque()
-        {
-            _registry[object._objectID] = nil
-        }
+        _removeFromRegistry(object)
         _giveUpValues(of: object)
     }
 

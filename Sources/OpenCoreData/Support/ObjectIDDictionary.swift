@@ -35,10 +35,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
                 makeUnique(adding: 1)
                 storage.unsafelyUnwrapped.insert(objectID, newValue)
             } else {
-                // (No binding of `storage` that would outlive this check: it would defeat the uniqueness test.)
-                guard storage?.find(objectID).found != nil else { return }
-                makeUnique(adding: 0)
-                storage.unsafelyUnwrapped.remove(objectID)
+                removeValue(forKey: objectID) { _ in true }
             }
         }
     }
@@ -53,11 +50,19 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
     /// Removes the entry of `objectID` if `shouldRemove` says so, given its value in place (so that it can tell
     /// whether the value is referenced from anywhere else without adding a reference of its own).
     package mutating func removeValue(forKey objectID: NSManagedObjectID, where shouldRemove: (inout Value) -> Bool) {
+        // The common case, a table of this value's own, takes one probe: the bucket found is the one emptied.
+        if isKnownUniquelyReferenced(&storage) {
+            let table = storage.unsafelyUnwrapped
+            guard let bucket = table.find(objectID).found, shouldRemove(&table.entries[bucket].value) else { return }
+            table.remove(at: bucket)
+            return
+        }
+        // (No binding of `storage` that would outlive this check: it would defeat the uniqueness test.)
         guard storage?.find(objectID).found != nil else { return }
         makeUnique(adding: 0)
         let table = storage.unsafelyUnwrapped
-        // Looked up again: a table copied by `makeUnique` may hold the entry in another bucket.
-        guard let bucket = table.find(objectID).found, shouldRemove(&table.values[bucket]) else { return }
+        // Looked up again: the copy made by `makeUnique` may hold the entry in another bucket.
+        guard let bucket = table.find(objectID).found, shouldRemove(&table.entries[bucket].value) else { return }
         table.remove(at: bucket)
     }
 
@@ -126,7 +131,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
             while bucket < storage.bucketCount {
                 defer { bucket += 1 }
                 if storage.tags[bucket] != 0 {
-                    return (storage.keys[bucket].unsafelyUnwrapped, storage.values[bucket])
+                    return storage.entries[bucket]
                 }
             }
             return nil
@@ -143,7 +148,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
     }
 }
 
-/// The buckets of an `ObjectIDDictionary`: keys (`nil` for an empty bucket) and, where there is a key, its value.
+/// The buckets of an `ObjectIDDictionary`: a tag per bucket says whether it holds an entry (a key and its value).
 /// The number of buckets is a power of two.
 final class ObjectIDTableStorage<Value> {
     let bucketCount: Int
@@ -155,10 +160,9 @@ final class ObjectIDTableStorage<Value> {
     fileprivate let tags: UnsafeMutablePointer<UInt8>
     /// Per occupied bucket: how many buckets after its key's home bucket it lies, or 255 for that many or more.
     private let distances: UnsafeMutablePointer<UInt8>
-    /// Initialized (and not `nil`) exactly where the tag is not 0.
-    let keys: UnsafeMutablePointer<NSManagedObjectID?>
-    /// Initialized exactly where the tag is not 0.
-    let values: UnsafeMutablePointer<Value>
+    /// Initialized exactly where the tag is not 0. A key and its value side by side: a lookup, which compares the
+    /// key and then reads the value, misses the cache once instead of twice in a table too large for it.
+    let entries: UnsafeMutablePointer<(key: NSManagedObjectID, value: Value)>
 
     init(minimumCapacity: Int) {
         var buckets = 8
@@ -169,8 +173,7 @@ final class ObjectIDTableStorage<Value> {
         tags = .allocate(capacity: buckets)
         tags.initialize(repeating: 0, count: buckets)
         distances = .allocate(capacity: buckets)
-        keys = .allocate(capacity: buckets)
-        values = .allocate(capacity: buckets)
+        entries = .allocate(capacity: buckets)
     }
 
     deinit {
@@ -179,14 +182,12 @@ final class ObjectIDTableStorage<Value> {
         var remaining = count
         while remaining > 0, bucket < bucketCount {
             if tags[bucket] != 0 {
-                (keys + bucket).deinitialize(count: 1)
-                (values + bucket).deinitialize(count: 1)
+                (entries + bucket).deinitialize(count: 1)
                 remaining -= 1
             }
             bucket += 1
         }
-        keys.deallocate()
-        values.deallocate()
+        entries.deallocate()
         distances.deallocate()
         tags.deallocate()
     }
@@ -199,17 +200,15 @@ final class ObjectIDTableStorage<Value> {
         let table = ObjectIDTableStorage(minimumCapacity: minimumCapacity)
         guard let source else { return table }
         for bucket in 0..<source.bucketCount where source.tags[bucket] != 0 {
-            let home = table.hash(source.keys[bucket].unsafelyUnwrapped).home
+            let home = table.hash(source.entries[bucket].key).home
             var target = home
             while table.tags[target] != 0 { target = (target + 1) & table.mask }
             table.occupy(target, home: home, tag: source.tags[bucket])
             if moving {
-                (table.keys + target).moveInitialize(from: source.keys + bucket, count: 1)
-                (table.values + target).moveInitialize(from: source.values + bucket, count: 1)
+                (table.entries + target).moveInitialize(from: source.entries + bucket, count: 1)
                 source.tags[bucket] = 0
             } else {
-                (table.keys + target).initialize(to: source.keys[bucket])
-                (table.values + target).initialize(to: source.values[bucket])
+                (table.entries + target).initialize(to: source.entries[bucket])
             }
             table.count += 1
         }
@@ -236,7 +235,7 @@ final class ObjectIDTableStorage<Value> {
     private func distance(_ bucket: Int) -> Int {
         let stored = distances[bucket]
         if stored < 255 { return Int(stored) }
-        return (bucket - hash(keys[bucket].unsafelyUnwrapped).home) & mask
+        return (bucket - hash(entries[bucket].key).home) & mask
     }
 
     /// The bucket holding `key`, or the empty bucket where it would go, and the key's home and tag.
@@ -247,7 +246,7 @@ final class ObjectIDTableStorage<Value> {
         while true {
             let current = tags[bucket]
             if current == 0 { return (nil, bucket, home, tag) }
-            if current == tag, keys[bucket].unsafelyUnwrapped._isEqual(to: key) { return (bucket, bucket, home, tag) }
+            if current == tag, entries[bucket].key._isEqual(to: key) { return (bucket, bucket, home, tag) }
             bucket = (bucket + 1) & mask
         }
     }
@@ -256,19 +255,18 @@ final class ObjectIDTableStorage<Value> {
     @inline(__always)
     func value(for key: NSManagedObjectID) -> Value? {
         guard let bucket = find(key).found else { return nil }
-        return values[bucket]
+        return entries[bucket].value
     }
 
     /// Sets the value of `key` (the caller has made sure there is room).
     func insert(_ key: NSManagedObjectID, _ value: Value) {
         let (found, empty, home, tag) = find(key)
         if let found {
-            values[found] = value
+            entries[found].value = value
             return
         }
         occupy(empty, home: home, tag: tag)
-        (keys + empty).initialize(to: key)
-        (values + empty).initialize(to: value)
+        (entries + empty).initialize(to: (key, value))
         count += 1
     }
 
@@ -283,8 +281,7 @@ final class ObjectIDTableStorage<Value> {
     func remove(at bucket: Int) {
         var hole = bucket
         tags[hole] = 0
-        (keys + hole).deinitialize(count: 1)
-        (values + hole).deinitialize(count: 1)
+        (entries + hole).deinitialize(count: 1)
         count -= 1
         var bucket = (hole + 1) & mask
         while tags[bucket] != 0 {
@@ -294,8 +291,7 @@ final class ObjectIDTableStorage<Value> {
             if distance >= gap {
                 tags[hole] = tags[bucket]
                 distances[hole] = UInt8(Swift.min(distance - gap, 255))
-                (keys + hole).moveInitialize(from: keys + bucket, count: 1)
-                (values + hole).moveInitialize(from: values + bucket, count: 1)
+                (entries + hole).moveInitialize(from: entries + bucket, count: 1)
                 tags[bucket] = 0
                 hole = bucket
             }
