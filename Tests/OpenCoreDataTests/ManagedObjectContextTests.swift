@@ -213,6 +213,53 @@ import Testing
         #expect(box.saved == ["inserted 3"])
     }
 
+    @Test func saveNotificationsListTheSavedObjectsAndTheirIDs() throws {
+        let context = CompanyModel.context()
+        final class Box: @unchecked Sendable {
+            var objects: [AnyHashable: Any] = [:]
+            var ids: [AnyHashable: Any] = [:]
+        }
+        let box = Box()
+        let center = NotificationCenter.default
+        let objectsToken = center.addObserver(
+            forName: NSManagedObjectContext.didSaveObjectsNotification, object: context, queue: nil
+        ) { box.objects = $0.userInfo ?? [:] }
+        let idsToken = center.addObserver(
+            forName: NSManagedObjectContext.didSaveObjectIDsNotification, object: context, queue: nil
+        ) { box.ids = $0.userInfo ?? [:] }
+        defer {
+            center.removeObserver(objectsToken)
+            center.removeObserver(idsToken)
+        }
+        try context.performAndWait {
+            let acme = try Self.seed(context, employees: ["Ada", "Bea"])
+            let globex = try Self.seed(context, company: "Globex", employees: ["Cleo", "Dora"])
+            let employees = try context.fetch(NSFetchRequest<Employee>(entityName: "Employee"))
+            let ada = try #require(employees.first { $0.firstName == "Ada" })
+            let cleo = try #require(employees.first { $0.firstName == "Cleo" })
+            let dora = try #require(employees.first { $0.firstName == "Dora" })
+            let eve = Employee(context: context)
+            eve.firstName = "Eve"
+            eve.company = acme
+            ada.firstName = "Ada L."
+            // Globex's deletion cascades to its employees, which are deleted objects of the save too.
+            context.delete(globex)
+            let deletedIDs = [globex.objectID, cleo.objectID, dora.objectID]
+            try context.save()
+
+            #expect(box.objects[NSInsertedObjectsKey] as? Set<NSManagedObject> == [eve])
+            // Eve's company is Acme, whose employees changed with her: both are updated.
+            #expect(box.objects[NSUpdatedObjectsKey] as? Set<NSManagedObject> == [ada, acme])
+            #expect(box.objects[NSDeletedObjectsKey] as? Set<NSManagedObject> == [globex, cleo, dora])
+            let ids = NSManagedObjectContext.NotificationKey.self
+            #expect(box.ids[ids.insertedObjectIDs.rawValue] as? Set<NSManagedObjectID> == [eve.objectID])
+            let updatedIDs = box.ids[ids.updatedObjectIDs.rawValue] as? Set<NSManagedObjectID>
+            #expect(updatedIDs == [ada.objectID, acme.objectID])
+            #expect(box.ids[ids.deletedObjectIDs.rawValue] as? Set<NSManagedObjectID> == Set(deletedIDs))
+            #expect(!eve.objectID.isTemporaryID, "the inserted object's ID in the notification is its permanent one")
+        }
+    }
+
     @Test func mergeChangesFromAnotherContextsSave() throws {
         let container = CompanyModel.container()
         let writer = container.newBackgroundContext()

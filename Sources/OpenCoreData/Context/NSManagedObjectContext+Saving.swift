@@ -138,8 +138,9 @@ extension NSManagedObjectContext {
 
         processPendingChanges()
         NotificationCenter.default.post(name: NSManagedObjectContext.willSaveObjectsNotification, object: self)
-        for object in Array(_inserted.values) + Array(_updated.values) + Array(_deleted.values) {
-            object.willSave()
+        // (Copies: `willSave()` may change the context's tables.)
+        for objects in [Array(_inserted.values), Array(_updated.values), Array(_deleted.values)] {
+            for object in objects { object.willSave() }
         }
         processPendingChanges()
 
@@ -147,8 +148,8 @@ extension NSManagedObjectContext {
         // this order, so objects inserted together (a parent's children, one import) lie together in the file, and
         // reading or changing them later touches few pages.
         let inserted = _inserted.values.sorted { $0._objectID._creationOrder < $1._objectID._creationOrder }
-        try _validate(
-            inserted: inserted, updated: _updated.values.filter { $0.hasChanges }, deleted: Array(_deleted.values))
+        let deletedToValidate = Array(_deleted.values)
+        try _validate(inserted: inserted, updated: _updated.values.filter { $0.hasChanges }, deleted: deletedToValidate)
 
         if _coordinator != nil {
             try obtainPermanentIDs(for: inserted)
@@ -158,7 +159,7 @@ extension NSManagedObjectContext {
             attempt += 1
             // A merge policy may have changed what is to be written: gather it afresh on every attempt.
             let updated = _updated.values.filter { $0.hasChanges }
-            let deleted = Array(_deleted.values)
+            let deleted = attempt == 1 ? deletedToValidate : Array(_deleted.values)
             let changes = _saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
             do {
                 let result = try parent._commit(changes, from: self)
@@ -189,7 +190,7 @@ extension NSManagedObjectContext {
         for object in inserted { collect { try object.validateForInsert() } }
         for object in updated { collect { try object.validateForUpdate() } }
         for object in deleted { collect { try object.validateForDelete() } }
-        for object in inserted + updated {
+        for object in [inserted, updated].joined() {
             for slot in object._layout.relationshipSlots {
                 for destination in _destinations(of: object, slot: slot)
                 where destination._context !== self || destination._flags.contains(.deletedAndSaved) {
@@ -266,13 +267,22 @@ extension NSManagedObjectContext {
     func _didCommit(
         inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], result: StoreSaveResult
     ) {
-        for object in inserted + updated {
-            object._flags.remove(.inserted)
-            object._flags.remove(.updated)
-            object._forceNextSave = false
-            object._changed.removeAll()
-            object._committed = _storeValues(of: object)
-            if let version = result.versions[object._objectID] { object._version = version }
+        // The notifications' sets and lists are filled in the same passes that update the objects, while each
+        // object is at hand: with many objects, every extra pass over them costs a cache miss per object.
+        var (savedInserted, savedUpdated, savedDeleted) = (
+            SavedObjects(capacity: inserted.count), SavedObjects(capacity: updated.count),
+            SavedObjects(capacity: deleted.count)
+        )
+        for (objects, isInserted) in [(inserted, true), (updated, false)] {
+            for object in objects {
+                object._flags.remove(.inserted)
+                object._flags.remove(.updated)
+                object._forceNextSave = false
+                object._changed.removeAll()
+                object._committed = _storeValues(of: object)
+                if let version = result.versions[object._objectID] { object._version = version }
+                if isInserted { savedInserted.add(object) } else { savedUpdated.add(object) }
+            }
         }
         let transientOnly = _updated.values.filter { !$0.hasPersistentChangedValues && $0._flags.contains(.updated) }
         for object in transientOnly {
@@ -283,11 +293,13 @@ extension NSManagedObjectContext {
             object._flags.remove(.deleted)
             object._flags.insert(.deletedAndSaved)
             _unregister(object)
+            savedDeleted.add(object)
         }
         _inserted = [:]
         _updated = [:]
         _deleted = [:]
-        for object in inserted + updated { object.didSave() }
+        for object in inserted { object.didSave() }
+        for object in updated { object.didSave() }
         for object in deleted {
             object.willTurnIntoFault()
             object.didSave()
@@ -298,21 +310,39 @@ extension NSManagedObjectContext {
             object.didTurnIntoFault()
         }
         var info: [AnyHashable: Any] = [
-            NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
+            NSInsertedObjectsKey: savedInserted.objects, NSUpdatedObjectsKey: savedUpdated.objects,
+            NSDeletedObjectsKey: savedDeleted.objects,
         ]
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didSaveObjectsNotification, object: self, userInfo: info)
-        let (insertedIDs, updatedIDs, deletedIDs) = (
-            inserted.map(\._objectID), updated.map(\._objectID), deleted.map(\._objectID)
-        )
         info = [
-            NSManagedObjectContext.NotificationKey.insertedObjectIDs.rawValue: Set(insertedIDs),
-            NSManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue: Set(updatedIDs),
-            NSManagedObjectContext.NotificationKey.deletedObjectIDs.rawValue: Set(deletedIDs),
+            NSManagedObjectContext.NotificationKey.insertedObjectIDs.rawValue: savedInserted.idSet,
+            NSManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue: savedUpdated.idSet,
+            NSManagedObjectContext.NotificationKey.deletedObjectIDs.rawValue: savedDeleted.idSet,
         ]
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: info)
-        _propagateSaveToOtherContexts(inserted: insertedIDs, updated: updatedIDs, deleted: deletedIDs)
+        _propagateSaveToOtherContexts(inserted: savedInserted.ids, updated: savedUpdated.ids, deleted: savedDeleted.ids)
+    }
+
+    /// The objects a save inserted, updated or deleted, as the notifications and the merging contexts take them.
+    struct SavedObjects {
+        private(set) var objects: Set<NSManagedObject>
+        private(set) var ids: [NSManagedObjectID] = []
+        private(set) var idSet: Set<NSManagedObjectID>
+
+        init(capacity: Int) {
+            objects = Set(minimumCapacity: capacity)
+            idSet = Set(minimumCapacity: capacity)
+            ids.reserveCapacity(capacity)
+        }
+
+        mutating func add(_ object: NSManagedObject) {
+            let id = object._objectID
+            objects.insert(object)
+            ids.append(id)
+            idSet.insert(id)
+        }
     }
 
     // MARK: Rollback and reset
