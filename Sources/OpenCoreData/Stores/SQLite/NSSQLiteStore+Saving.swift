@@ -381,16 +381,23 @@ extension NSSQLiteStore {
     private func _inKeyOrder(_ changes: [StoreSaveObject], mapping: SQLiteModelMapping) throws
         -> [(index: Int, entity: SQLiteEntityMapping, key: Int64)]
     {
-        // Positions in `changes`, sorted as plain numbers: sorting or gathering the changes themselves moved and
-        // retained every one of them at each step, and cost more than the statements it orders.
-        var order: [(table: Int64, key: Int64, index: Int, entity: SQLiteEntityMapping)] = []
+        // Positions in `changes`, sorted as plain numbers (no references, which every step of the sort would retain
+        // and release): sorting or gathering the changes themselves cost more than the statements it orders.
+        var entities: [SQLiteEntityMapping] = []
+        var order: [(table: Int64, key: Int64, index: Int)] = []
+        entities.reserveCapacity(changes.count)
         order.reserveCapacity(changes.count)
+        var sorted = true
         for index in changes.indices {
             let (entity, key) = try _locate(changes[index].objectID, mapping: mapping)
-            order.append((entity.table.rootNumber, key, index, entity))
+            let position = (table: entity.table.rootNumber, key: key, index: index)
+            if let last = order.last, (last.table, last.key) > (position.table, position.key) { sorted = false }
+            entities.append(entity)
+            order.append(position)
         }
-        order.sort { ($0.table, $0.key) < ($1.table, $1.key) }
-        return order.map { ($0.index, $0.entity, $0.key) }
+        // Insertions mostly come in key order already (keys are handed out in the order objects were made).
+        if !sorted { order.sort { ($0.table, $0.key) < ($1.table, $1.key) } }
+        return order.map { ($0.index, entities[$0.index], $0.key) }
     }
 
     // MARK: Values
