@@ -273,16 +273,21 @@ extension NSManagedObjectContext {
             SavedObjects(capacity: inserted.count), SavedObjects(capacity: updated.count),
             SavedObjects(capacity: deleted.count)
         )
-        for (objects, isInserted) in [(inserted, true), (updated, false)] {
-            for object in objects {
-                object._flags.remove(.inserted)
-                object._flags.remove(.updated)
-                object._forceNextSave = false
-                object._changed.removeAll()
-                object._committed = _storeValues(of: object)
-                if let version = result.versions[object._objectID] { object._version = version }
-                if isInserted { savedInserted.add(object) } else { savedUpdated.add(object) }
-            }
+        func commitValues(of object: NSManagedObject) {
+            object._flags.remove(.inserted)
+            object._flags.remove(.updated)
+            object._forceNextSave = false
+            object._changed.removeAll()
+            object._committed = _storeValues(of: object)
+            if let version = result.versions[object._objectID] { object._version = version }
+        }
+        for object in inserted {
+            commitValues(of: object)
+            savedInserted.add(object)
+        }
+        for object in updated {
+            commitValues(of: object)
+            savedUpdated.add(object)
         }
         let transientOnly = _updated.values.filter { !$0.hasPersistentChangedValues && $0._flags.contains(.updated) }
         for object in transientOnly {

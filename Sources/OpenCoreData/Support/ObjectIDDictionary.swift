@@ -42,8 +42,11 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
 
     @discardableResult
     package mutating func removeValue(forKey objectID: NSManagedObjectID) -> Value? {
-        guard let old = self[objectID] else { return nil }
-        self[objectID] = nil
+        var old: Value?
+        removeValue(forKey: objectID) { value in
+            old = value
+            return true
+        }
         return old
     }
 
