@@ -109,6 +109,59 @@ import Testing
             #expect(error?.code == 4242)
         }
     }
+
+    @Test func saveAsksTheHookOfTheObjectsClass() throws {
+        let context = CompanyModel.context(model: Self.model())
+        context.performAndWait {
+            let account = Account(context: context)
+            account.name = "root"
+            let error = #expect(throws: NSError.self) { try context.save() }
+            #expect(error?.domain == "Accounts")
+            #expect(error?.code == 4242)
+            #expect(account.isInserted, "nothing was saved")
+        }
+    }
+
+    @Test func saveAsksAHookTheClassInherits() throws {
+        let entity = NSEntityDescription()
+        entity.name = "PettyLedger"
+        entity.managedObjectClassName = String(reflecting: PettyLedger.self)
+        // No validation predicates, and values set: the model's rules alone would pass them.
+        entity.properties = [
+            CompanyModel.attribute("total", .integer64AttributeType, optional: false),
+            CompanyModel.attribute("ratio", .doubleAttributeType),
+        ]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let context = CompanyModel.context(model: model)
+        try context.performAndWait {
+            let ledger = PettyLedger(context: context)
+            ledger.total = 5_000
+            ledger.ratio = 0.5
+            let error = #expect(throws: NSError.self) { try context.save() }
+            #expect(error?.domain == "Ledgers")
+            #expect(error?.userInfo["key"] as? String == "total")
+            #expect(error?.userInfo["value"] as? NSNumber == NSNumber(value: 5_000), "the hook sees an NSNumber")
+            ledger.total = 50
+            try context.save()
+            #expect(!ledger.hasChanges)
+        }
+    }
+}
+
+/// Rejects totals above 1,000 in its per-key hook, which its subclass inherits.
+class Ledger: NSManagedObject {
+    override func validate(value: inout Any?, forKey key: String) throws {
+        try super.validate(value: &value, forKey: key)
+        if key == "total", let number = value as? NSNumber, number.int64Value > 1_000 {
+            throw NSError(domain: "Ledgers", code: 1, userInfo: ["key": key, "value": number])
+        }
+    }
+}
+
+final class PettyLedger: Ledger {
+    @Managed var total: Int64
+    @Managed var ratio: Double
 }
 
 final class Account: NSManagedObject {

@@ -7,19 +7,22 @@ extension NSManagedObject {
         try _validateValue(&value, slot: slot, stored: nil)
     }
 
-    /// Validates one property's value. `stored` is the slot's value in storage when `value` is its public form:
-    /// then an attribute that has a value and no validation predicates — the common case — passes the model's
-    /// rules without `value` being looked into.
+    /// Validates one property's value. `stored` is the slot's value in storage when `value` is its public form.
     func _validateValue(_ value: inout Any?, slot: Int, stored: StoredValue?) throws {
-        let property = _layout.slots[slot].property
-        var passesModelRules = false
-        if let stored, !stored.isNull, case .attribute = _layout.kinds[slot] {
-            passesModelRules = property._validationPredicates.isEmpty
-        }
-        if !passesModelRules, let error = _modelValidationError(for: property, value: value) {
+        if !_passesModelRules(slot: slot, isNull: stored?.isNull ?? true),
+            let error = _modelValidationError(for: _layout.slots[slot].property, value: value)
+        {
             throw error
         }
         try validate(value: &value, forKey: _layout.slots[slot].name)
+    }
+
+    /// Whether a slot's value passes the model's rules without its public form being looked into: an attribute
+    /// that has a value and no validation predicates — the common case.
+    @inline(__always)
+    private func _passesModelRules(slot: Int, isNull: Bool) -> Bool {
+        guard !isNull, case .attribute = _layout.kinds[slot] else { return false }
+        return _layout.slots[slot].property._validationPredicates.isEmpty
     }
 
     /// The first rule of the model that `value` breaks for `property`, as Core Data reports it.
@@ -113,9 +116,15 @@ extension NSManagedObject {
     /// Validates every property; several failures are reported together as `NSValidationMultipleErrorsError`.
     func _validateAllProperties() throws {
         var errors: [NSError] = []
+        // Most classes leave the per-key hook alone; their values then need no public form (an `NSNumber` for
+        // each number) where the model's rules need none either.
+        let callsHook = ValidationHookOverrides.overridesHook(type(of: self))
+        _fireFaultIfNeeded()
         for slot in _layout.slots.indices {
             if case .fetched = _layout.kinds[slot] { continue }
             if case .derived = _layout.kinds[slot] { continue }
+            // An attribute's value is in `_values` as it is (only relationships resolve), so it is looked at there.
+            if !callsHook, _passesModelRules(slot: slot, isNull: _values[slot].isNull) { continue }
             let stored = _resolvedValue(at: slot)
             var value = _publicValue(stored, slot: slot)
             do {
