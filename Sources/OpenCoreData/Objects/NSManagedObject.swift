@@ -383,6 +383,9 @@ open class NSManagedObject: NSObject {
     /// The per-key validation hook: where Objective-C code writes `validate<Key>:error:`, override this and
     /// switch on `key`. Throw to reject the value; assign to `value` to correct it. The default accepts.
     ///
+    /// A save calls it for every property of every inserted or updated object whose class overrides it (or inherits
+    /// an override); objects of other classes skip it, and the `NSNumber` it would take to hand them a number.
+    ///
     /// ```swift
     /// override func validate(value: inout Any?, forKey key: String) throws {
     ///     if key == "name", (value as? String)?.isEmpty == true { throw MyError.emptyName }
