@@ -147,6 +147,49 @@ import Testing
             #expect(!ledger.hasChanges)
         }
     }
+
+    @Test func classesWithoutTheHookAreStillHeldToTheModel() throws {
+        let entity = NSEntityDescription()
+        entity.name = "Voucher"
+        entity.managedObjectClassName = String(reflecting: Voucher.self)
+        let code = CompanyModel.attribute("code", .stringAttributeType, optional: false)
+        let amount = CompanyModel.attribute("amount", .integer64AttributeType)
+        amount.setValidationPredicates(
+            [NSPredicate(format: "SELF >= 0")], withValidationWarnings: ["\(NSValidationNumberTooSmallError)"])
+        let note = CompanyModel.attribute("note", .stringAttributeType)
+        let related = NSRelationshipDescription()
+        related.name = "related"
+        related.destinationEntity = entity
+        related.minCount = 0
+        related.maxCount = 2
+        entity.properties = [code, amount, note, related]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let context = CompanyModel.context(model: model)
+        try context.performAndWait {
+            let voucher = Voucher(context: context)
+            voucher.amount = -3
+            for _ in 0..<3 {
+                let other = Voucher(context: context)
+                other.code = "other"
+                voucher.mutableSetValue(forKey: "related").add(other)
+            }
+            let error = #expect(throws: NSError.self) { try context.save() }
+            let details = error?.userInfo[NSDetailedErrorsKey] as? [NSError] ?? []
+            let codes = Dictionary(details.map { ($0.userInfo[NSValidationKeyErrorKey] as? String ?? "", $0.code) }) {
+                a, _ in a
+            }
+            #expect(codes["code"] == NSValidationMissingMandatoryPropertyError)
+            #expect(codes["amount"] == NSValidationNumberTooSmallError)
+            #expect(codes["related"] == NSValidationRelationshipExceedsMaximumCountError)
+            #expect(details.count == 3, "the others are valid, the optional note included")
+            voucher.code = "V1"
+            voucher.amount = 3
+            voucher.mutableSetValue(forKey: "related").removeAllObjects()
+            try context.save()
+            #expect(!context.hasChanges)
+        }
+    }
 }
 
 /// Rejects totals above 1,000 in its per-key hook, which its subclass inherits.
@@ -162,6 +205,12 @@ class Ledger: NSManagedObject {
 final class PettyLedger: Ledger {
     @Managed var total: Int64
     @Managed var ratio: Double
+}
+
+/// Has no per-key hook.
+final class Voucher: NSManagedObject {
+    @Managed var code: String?
+    @Managed var amount: Int64
 }
 
 final class Account: NSManagedObject {
