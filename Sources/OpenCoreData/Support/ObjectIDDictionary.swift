@@ -53,18 +53,14 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
     /// Removes the entry of `objectID` if `shouldRemove` says so, given its value in place (so that it can tell
     /// whether the value is referenced from anywhere else without adding a reference of its own).
     package mutating func removeValue(forKey objectID: NSManagedObjectID, where shouldRemove: (inout Value) -> Bool) {
-        // The common case, a table of this value's own, takes one probe: the bucket found is the one emptied.
-        if isKnownUniquelyReferenced(&storage) {
-            let table = storage.unsafelyUnwrapped
-            guard let bucket = table.find(objectID).found, shouldRemove(&table.entries[bucket].value) else { return }
-            table.remove(at: bucket)
-            return
+        // The common case, a table of this value's own, takes one probe: the bucket found is the one emptied. A
+        // shared table is copied first (if it holds the key), and the key looked up in the copy, where its bucket
+        // may differ. (No binding of `storage` may outlive the uniqueness check: it would defeat it.)
+        if !isKnownUniquelyReferenced(&storage) {
+            guard storage?.find(objectID).found != nil else { return }
+            makeUnique(adding: 0)
         }
-        // (No binding of `storage` that would outlive this check: it would defeat the uniqueness test.)
-        guard storage?.find(objectID).found != nil else { return }
-        makeUnique(adding: 0)
         let table = storage.unsafelyUnwrapped
-        // Looked up again: the copy made by `makeUnique` may hold the entry in another bucket.
         guard let bucket = table.find(objectID).found, shouldRemove(&table.entries[bucket].value) else { return }
         table.remove(at: bucket)
     }

@@ -7,9 +7,10 @@
 /// of implementations in its metadata, and a subclass that does not override a method holds the same implementation
 /// there as `NSManagedObject` does.
 ///
-/// Where in the table the hook sits is not written down anywhere, so it is measured once: of three private
-/// subclasses only one overrides the hook, and the entry that only that one changes is the hook's. If the measurement
-/// does not find exactly one such entry, or the platform lays out metadata differently (Objective-C interop, 32-bit),
+/// Where in the table the hook sits is not written down anywhere, so it is measured once with two private subclasses,
+/// one overriding the hook and one not: the hook's entry is the one the plain subclass inherits unchanged and the
+/// overriding one replaces. (Entries of each class's own, like its descriptor, differ in both and so never qualify.)
+/// If the measurement does not find exactly one such entry, or the platform lays out metadata differently (Objective-C interop, 32-bit),
 /// every class counts as overriding: the hook is then always called, which is slower but never wrong.
 enum ValidationHookOverrides {
     /// Whether objects of `objectClass` must have their values handed to `validate(value:forKey:)`.
@@ -26,17 +27,11 @@ enum ValidationHookOverrides {
         #else
         let base = words(of: NSManagedObject.self)
         let plain = words(of: ValidationHookProbePlain.self)
-        let other = words(of: ValidationHookProbeOther.self)
         let overriding = words(of: ValidationHookProbeOverriding.self)
         // The probes add no stored properties and no methods, so their metadata is as long as the base class's.
-        guard !base.isEmpty, plain.count == base.count, other.count == base.count, overriding.count == base.count
-        else { return nil }
-        var found: [Int] = []
+        guard !base.isEmpty, plain.count == base.count, overriding.count == base.count else { return nil }
         // Past the fixed header (kind, superclass, flags and sizes, descriptor, ivar destroyer): the members.
-        for index in fixedHeaderWords..<base.count {
-            let inherited = plain[index] == base[index] && other[index] == base[index]
-            if inherited, overriding[index] != base[index] { found.append(index) }
-        }
+        let found = (fixedHeaderWords..<base.count).filter { plain[$0] == base[$0] && overriding[$0] != base[$0] }
         return found.count == 1 ? found[0] : nil
         #endif
     }()
@@ -65,7 +60,6 @@ enum ValidationHookOverrides {
 
 // Probes for `ValidationHookOverrides.tableEntry`; never instantiated.
 private final class ValidationHookProbePlain: NSManagedObject {}
-private final class ValidationHookProbeOther: NSManagedObject {}
 private final class ValidationHookProbeOverriding: NSManagedObject {
     override func validate(value: inout Any?, forKey key: String) throws {
         try super.validate(value: &value, forKey: key)
