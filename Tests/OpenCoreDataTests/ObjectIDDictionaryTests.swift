@@ -144,5 +144,4 @@ import Testing
         #expect(table[Self.id(3)] == nil)
         #expect(copy[Self.id(3)] != nil)
     }
-
 }

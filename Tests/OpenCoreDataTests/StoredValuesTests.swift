@@ -113,7 +113,7 @@ import Testing
         #expect(alone && !whileCopied && copyWhileCopied == false && afterwards && emptyAlone)
     }
 
-    @Test func aModificationThatThrowsLeavesTheValueInPlace() {
+    @Test func aModificationThatThrowsStoresBackWhatTheCallerLeft() {
         var values = StoredValues([.string("kept"), .int(1)])
         func change(_ value: inout StoredValue) throws {
             value = .string("changed")

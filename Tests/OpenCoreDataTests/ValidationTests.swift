@@ -2,29 +2,47 @@ import OpenCoreDataShim
 import Testing
 
 @Suite struct ValidationTests {
-    static func model() -> NSManagedObjectModel {
+    /// A model of one entity named `name`, whose objects are of `objectClass` and whose properties `properties` makes
+    /// (given the entity, for relationships to itself).
+    static func model(
+        of name: String, _ objectClass: NSManagedObject.Type,
+        properties: (NSEntityDescription) -> [NSPropertyDescription]
+    ) -> NSManagedObjectModel {
         let entity = NSEntityDescription()
-        entity.name = "Account"
-        entity.managedObjectClassName = String(reflecting: Account.self)
-        let name = CompanyModel.attribute("name", .stringAttributeType, optional: false)
-        name.setValidationPredicates(
-            [NSPredicate(format: "length >= 2"), NSPredicate(format: "length <= 8")],
-            withValidationWarnings: ["\(NSValidationStringTooShortError)", "\(NSValidationStringTooLongError)"])
-        let code = CompanyModel.attribute("code", .stringAttributeType)
-        code.setValidationPredicates(
-            [NSPredicate(format: "SELF MATCHES '[A-Z]{3}'")], withValidationWarnings: ["Use three capitals"])
-        let balance = CompanyModel.attribute("balance", .integer32AttributeType)
-        balance.setValidationPredicates(
-            [NSPredicate(format: "SELF >= 0")], withValidationWarnings: ["\(NSValidationNumberTooSmallError)"])
-        let owners = NSRelationshipDescription()
-        owners.name = "owners"
-        owners.destinationEntity = entity
-        owners.maxCount = 2
-        owners.minCount = 0
-        entity.properties = [name, code, balance, owners]
+        entity.name = name
+        entity.managedObjectClassName = String(reflecting: objectClass)
+        entity.properties = properties(entity)
         let model = NSManagedObjectModel()
         model.entities = [entity]
         return model
+    }
+
+    /// An optional to-many relationship from `entity` to itself of at most `maxCount` objects.
+    static func relationship(_ name: String, to entity: NSEntityDescription, maxCount: Int) -> NSRelationshipDescription
+    {
+        let relationship = NSRelationshipDescription()
+        relationship.name = name
+        relationship.destinationEntity = entity
+        relationship.maxCount = maxCount
+        relationship.minCount = 0
+        return relationship
+    }
+
+    /// Accounts: a name of 2 to 8 characters, a code of three capitals, a balance of at least 0, at most 2 owners.
+    static func model() -> NSManagedObjectModel {
+        model(of: "Account", Account.self) { entity in
+            let name = CompanyModel.attribute("name", .stringAttributeType, optional: false)
+            name.setValidationPredicates(
+                [NSPredicate(format: "length >= 2"), NSPredicate(format: "length <= 8")],
+                withValidationWarnings: ["\(NSValidationStringTooShortError)", "\(NSValidationStringTooLongError)"])
+            let code = CompanyModel.attribute("code", .stringAttributeType)
+            code.setValidationPredicates(
+                [NSPredicate(format: "SELF MATCHES '[A-Z]{3}'")], withValidationWarnings: ["Use three capitals"])
+            let balance = CompanyModel.attribute("balance", .integer32AttributeType)
+            balance.setValidationPredicates(
+                [NSPredicate(format: "SELF >= 0")], withValidationWarnings: ["\(NSValidationNumberTooSmallError)"])
+            return [name, code, balance, relationship("owners", to: entity, maxCount: 2)]
+        }
     }
 
     @Test func missingMandatoryValue() throws {
@@ -123,16 +141,13 @@ import Testing
     }
 
     @Test func saveAsksAHookTheClassInherits() throws {
-        let entity = NSEntityDescription()
-        entity.name = "PettyLedger"
-        entity.managedObjectClassName = String(reflecting: PettyLedger.self)
         // No validation predicates, and values set: the model's rules alone would pass them.
-        entity.properties = [
-            CompanyModel.attribute("total", .integer64AttributeType, optional: false),
-            CompanyModel.attribute("ratio", .doubleAttributeType),
-        ]
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
+        let model = Self.model(of: "PettyLedger", PettyLedger.self) { _ in
+            [
+                CompanyModel.attribute("total", .integer64AttributeType, optional: false),
+                CompanyModel.attribute("ratio", .doubleAttributeType),
+            ]
+        }
         let context = CompanyModel.context(model: model)
         try context.performAndWait {
             let ledger = PettyLedger(context: context)
@@ -149,22 +164,16 @@ import Testing
     }
 
     @Test func classesWithoutTheHookAreStillHeldToTheModel() throws {
-        let entity = NSEntityDescription()
-        entity.name = "Voucher"
-        entity.managedObjectClassName = String(reflecting: Voucher.self)
-        let code = CompanyModel.attribute("code", .stringAttributeType, optional: false)
-        let amount = CompanyModel.attribute("amount", .integer64AttributeType)
-        amount.setValidationPredicates(
-            [NSPredicate(format: "SELF >= 0")], withValidationWarnings: ["\(NSValidationNumberTooSmallError)"])
-        let note = CompanyModel.attribute("note", .stringAttributeType)
-        let related = NSRelationshipDescription()
-        related.name = "related"
-        related.destinationEntity = entity
-        related.minCount = 0
-        related.maxCount = 2
-        entity.properties = [code, amount, note, related]
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
+        let model = Self.model(of: "Voucher", Voucher.self) { entity in
+            let amount = CompanyModel.attribute("amount", .integer64AttributeType)
+            amount.setValidationPredicates(
+                [NSPredicate(format: "SELF >= 0")], withValidationWarnings: ["\(NSValidationNumberTooSmallError)"])
+            return [
+                CompanyModel.attribute("code", .stringAttributeType, optional: false), amount,
+                CompanyModel.attribute("note", .stringAttributeType),
+                Self.relationship("related", to: entity, maxCount: 2),
+            ]
+        }
         let context = CompanyModel.context(model: model)
         try context.performAndWait {
             let voucher = Voucher(context: context)
