@@ -128,6 +128,8 @@ import Testing
     @Test func valuesArePackedWithoutPadding() {
         // Ten values take their size each, not their stride (the tag byte's padding), plus the count.
         let storage = StoredValueStorage.make(count: 10)
+        // Every value must be there before the buffer goes: its deinit destroys them.
+        for index in 0..<10 { StoredValueStorage.store(.null, at: storage.address(index)) }
         #expect(storage.count == 10)
         #expect(MemoryLayout<StoredValue>.size < MemoryLayout<StoredValue>.stride)
         #expect(storage.address(1) - storage.address(0) == MemoryLayout<StoredValue>.size)

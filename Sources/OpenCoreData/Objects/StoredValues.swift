@@ -148,6 +148,8 @@ package final class StoredValueStorage: ManagedBuffer<Int, UInt8> {
     /// Bytes per value.
     @inline(__always) static var width: Int { MemoryLayout<StoredValue>.size }
 
+    /// A buffer for `count` values, none of them there yet: the caller must `store(_:at:)` one at every index before
+    /// the buffer can go (its `deinit` destroys `count` values).
     static func make(count: Int) -> StoredValueStorage {
         unsafeDowncast(create(minimumCapacity: count * width) { _ in count }, to: StoredValueStorage.self)
     }
