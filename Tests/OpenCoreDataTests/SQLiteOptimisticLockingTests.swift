@@ -162,6 +162,45 @@ import Testing
         #expect(rows == [[.text("Ada (first)")], [.text("Bob")]])
     }
 
+    @Test func aConflictAmongManyDeletionsNamesTheOneChangedRowAndDeletesNothing() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        try first.performAndWait {
+            for number in 0..<198 {
+                let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: first)
+                owner.setValue("Owner \(number)", forKey: "name")
+            }
+            try first.save()
+        }
+        let theirs = try second.performAndWait {
+            let owners = try second.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner"))
+            for owner in owners { _ = owner.value(forKey: "name") }
+            return owners
+        }
+        #expect(theirs.count == 200)
+        try first.performAndWait {
+            try owner("Owner 150", in: first).setValue("Owner 150 (first)", forKey: "name")
+            try first.save()
+        }
+        let error = saveError(of: second) {
+            for owner in theirs { second.delete(owner) }
+        }
+        #expect(error?.code == NSManagedObjectMergeError)
+        let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
+        #expect(conflicts?.count == 1)
+        #expect(conflicts?.first?.sourceObject.objectID == (try first.performAndWait { try owner("Owner 150 (first)", in: first).objectID }))
+        #expect(conflicts?.first?.newVersionNumber == 2)
+        #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(200)]])
+
+        // The in-memory state wins: every row goes, the changed one too.
+        try second.performAndWait {
+            second.mergePolicy = NSMergePolicy.overwrite
+            try second.save()
+        }
+        #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(0)]])
+    }
+
     @Test func aMergePolicyResolvesTheConflictWithoutLosingTheOtherSave() throws {
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)

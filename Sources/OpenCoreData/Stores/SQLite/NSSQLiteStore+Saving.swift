@@ -192,27 +192,32 @@ extension NSSQLiteStore {
         var result = StoreSaveResult()
         result.versions.reserveCapacity(changes.inserted.count + changes.updated.count)
         // 1. Deletions, first, so that an insertion may take a deleted object's unique values; then the join rows
-        // that refer to the deleted rows, one statement per join column.
+        // that refer to the deleted rows, one statement per join column. Runs of rows of one table (and, when
+        // checked, of one version) go in batches, one statement each: a batch deleting fewer rows than it names
+        // met a row changed or deleted underneath the saving context.
         var joinKeys: [String: (column: (table: String, column: String), keys: [Int64])] = [:]
-        var previousDelete: (table: SQLiteTable, forced: Bool, statement: SQLiteStatement)?
-        for (index, entity, key) in try _inKeyOrder(changes.deleted, mapping: mapping) {
-            let forced = changes.deleted[index].forced
-            let statement: SQLiteStatement
-            if let previous = previousDelete, previous.table === entity.table, previous.forced == forced {
-                statement = previous.statement
-                statement.rewind()
-                if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(statement.sql) }
-            } else {
-                statement = try connection.statement(forced ? entity.table.deleteSQL : entity.table.deleteCheckedSQL)
-                previousDelete = (entity.table, forced, statement)
+        let deletions = try _inKeyOrder(changes.deleted, mapping: mapping)
+        var start = 0
+        while start < deletions.count {
+            let table = deletions[start].entity.table
+            let first = changes.deleted[deletions[start].index]
+            var end = start + 1
+            while end < deletions.count, end - start < SQLiteTable.deleteBatchSize, deletions[end].entity.table === table
+            {
+                let next = changes.deleted[deletions[end].index]
+                guard next.forced == first.forced, next.forced || next.expectedVersion == first.expectedVersion else {
+                    break
+                }
+                end += 1
             }
-            statement.bind(key, at: 1)
-            if !forced { statement.bind(changes.deleted[index].expectedVersion, at: 2) }
-            while try statement.step() {}
-            if !forced, connection.changes != 1 { throw SQLiteVersionMismatch() }
-            for column in mapping.joinColumns(holdingKeysOf: entity.table) {
-                joinKeys["\(column.table).\(column.column)", default: (column, [])].keys.append(key)
+            try _delete(
+                deletions[start..<end], from: table, checking: first.forced ? nil : first.expectedVersion,
+                connection: connection)
+            for column in mapping.joinColumns(holdingKeysOf: table) {
+                joinKeys["\(column.table).\(column.column)", default: (column, [])].keys
+                    .append(contentsOf: deletions[start..<end].lazy.map(\.key))
             }
+            start = end
         }
         for (_, group) in joinKeys.sorted(by: { $0.key < $1.key }) {
             try connection.statement(
@@ -285,6 +290,41 @@ extension NSSQLiteStore {
             try SQLiteStoreMetadata.write(metadata, plist: plist, to: connection)
         }
         return result
+    }
+
+    /// Deletes rows of one table: a full batch with one statement, fewer one by one. With `version`, only rows that
+    /// still have it; if any has not, throws `SQLiteVersionMismatch`.
+    private func _delete(
+        _ rows: ArraySlice<(index: Int, entity: SQLiteEntityMapping, key: Int64)>, from table: SQLiteTable,
+        checking version: Int64?, connection: SQLiteConnection
+    ) throws {
+        let checked = version != nil
+        if rows.count == SQLiteTable.deleteBatchSize {
+            let statement = try connection.statement(checked ? table.deleteCheckedBatchSQL : table.deleteBatchSQL)
+            var parameter: Int32 = 1
+            if let version {
+                statement.bind(version, at: parameter)
+                parameter += 1
+            }
+            for row in rows {
+                statement.bind(row.key, at: parameter)
+                parameter += 1
+            }
+            while try statement.step() {}
+            if checked, connection.changes != rows.count { throw SQLiteVersionMismatch() }
+            return
+        }
+        let statement = try connection.statement(checked ? table.deleteCheckedSQL : table.deleteSQL)
+        for (offset, row) in zip(0..., rows) {
+            if offset > 0 {
+                statement.rewind()
+                if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(statement.sql) }
+            }
+            statement.bind(row.key, at: 1)
+            if let version { statement.bind(version, at: 2) }
+            while try statement.step() {}
+            if checked, connection.changes != 1 { throw SQLiteVersionMismatch() }
+        }
     }
 
     /// After a save, the saved rows become the row cache's snapshots (transient values left out) and deleted rows

@@ -91,6 +91,13 @@ final class SQLiteTable {
     let deleteCheckedSQL: String
     /// Deletes one row whatever its version (a merge policy chose to overwrite).
     let deleteSQL: String
+    /// `deleteCheckedSQL` for `deleteBatchSize` rows of one version at once (the version first, then the keys):
+    /// a large deletion runs a statement per batch instead of one per row.
+    let deleteCheckedBatchSQL: String
+    /// `deleteSQL` for `deleteBatchSize` rows at once.
+    let deleteBatchSQL: String
+    /// How many rows the batch statements delete.
+    static let deleteBatchSize = 64
 
     init(name: String, rootNumber: Int64) {
         self.name = name
@@ -98,6 +105,9 @@ final class SQLiteTable {
         selectVersionsSQL = "SELECT Z_PK, Z_OPT FROM \(name) WHERE Z_PK IN \(Self.boundKeys)"
         deleteCheckedSQL = "DELETE FROM \(name) WHERE Z_PK = ? AND Z_OPT = ?"
         deleteSQL = "DELETE FROM \(name) WHERE Z_PK = ?"
+        let keys = Array(repeating: "?", count: Self.deleteBatchSize).joined(separator: ", ")
+        deleteCheckedBatchSQL = "DELETE FROM \(name) WHERE Z_OPT = ? AND Z_PK IN (\(keys))"
+        deleteBatchSQL = "DELETE FROM \(name) WHERE Z_PK IN (\(keys))"
     }
 
     /// The SQL that stands for a set of keys bound as one JSON array.
