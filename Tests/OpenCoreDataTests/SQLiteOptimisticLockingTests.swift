@@ -189,7 +189,8 @@ import Testing
         #expect(error?.code == NSManagedObjectMergeError)
         let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
         #expect(conflicts?.count == 1)
-        #expect(conflicts?.first?.sourceObject.objectID == (try first.performAndWait { try owner("Owner 150 (first)", in: first).objectID }))
+        let changed = try first.performAndWait { try owner("Owner 150 (first)", in: first).objectID }
+        #expect(conflicts?.first?.sourceObject.objectID == changed)
         #expect(conflicts?.first?.newVersionNumber == 2)
         #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(200)]])
 

@@ -202,7 +202,8 @@ extension NSSQLiteStore {
             let table = deletions[start].entity.table
             let first = changes.deleted[deletions[start].index]
             var end = start + 1
-            while end < deletions.count, end - start < SQLiteTable.deleteBatchSize, deletions[end].entity.table === table
+            while end < deletions.count, end - start < SQLiteTable.deleteBatchSize,
+                deletions[end].entity.table === table
             {
                 let next = changes.deleted[deletions[end].index]
                 guard next.forced == first.forced, next.forced || next.expectedVersion == first.expectedVersion else {
