@@ -91,36 +91,42 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     {
         try _withLock {
             var result = objects.map(\.objectID)
-            var byStore: [ObjectKey: (store: NSPersistentStore, indices: [Int])] = [:]
-            // The store of each entity, found once per entity rather than once per object; objects come mostly
-            // many of one entity in a row.
-            var storeOfEntity: [ObjectKey: NSPersistentStore] = [:]
-            var last: (entity: NSEntityDescription, store: ObjectKey)?
-            for (index, object) in objects.enumerated() where object._objectID.isTemporaryID {
-                let entity = object._entity
-                if let last, last.entity === entity {
-                    byStore[last.store]!.indices.append(index)
+            // The objects of each store, by position; a coordinator has few stores, so a short list. The store of
+            // each entity is found once per entity rather than once per object; objects come mostly many of one
+            // entity in a row. (Entities are compared by identity: holding the last one would retain and release
+            // it for every object.)
+            var groups: [(store: NSPersistentStore, indices: [Int])] = []
+            var groupOfEntity: [ObjectKey: Int] = [:]
+            var last: (entity: ObjectIdentifier, group: Int)?
+            for index in objects.indices where objects[index]._objectID.isTemporaryID {
+                let entityKey = ObjectIdentifier(objects[index]._entity)
+                if let last, last.entity == entityKey {
+                    groups[last.group].indices.append(index)
                     continue
                 }
-                let entityKey = ObjectKey(ObjectIdentifier(entity))
-                if storeOfEntity[entityKey] == nil {
+                let group: Int
+                if let known = groupOfEntity[ObjectKey(entityKey)] {
+                    group = known
+                } else {
+                    let entity = objects[index]._entity
                     let candidates = _stores(for: entity)
-                    storeOfEntity[entityKey] = candidates.first(where: { !$0.isReadOnly }) ?? candidates.first
+                    guard let store = candidates.first(where: { !$0.isReadOnly }) ?? candidates.first else {
+                        throw coreDataError(
+                            NSPersistentStoreSaveError,
+                            """
+                            No persistent store holds entity '\(entity._name ?? "")': add a store whose \
+                            configuration includes it before saving
+                            """,
+                            userInfo: [NSAffectedObjectsErrorKey: [objects[index]]])
+                    }
+                    group = groups.firstIndex { $0.store === store } ?? groups.endIndex
+                    if group == groups.endIndex { groups.append((store, [])) }
+                    groupOfEntity[ObjectKey(entityKey)] = group
                 }
-                guard let store = storeOfEntity[entityKey] else {
-                    throw coreDataError(
-                        NSPersistentStoreSaveError,
-                        """
-                        No persistent store holds entity '\(entity._name ?? "")': add a store whose \
-                        configuration includes it before saving
-                        """,
-                        userInfo: [NSAffectedObjectsErrorKey: [object]])
-                }
-                let storeKey = ObjectKey(ObjectIdentifier(store))
-                byStore[storeKey, default: (store, [])].indices.append(index)
-                last = (entity, storeKey)
+                groups[group].indices.append(index)
+                last = (entityKey, group)
             }
-            for (_, group) in byStore {
+            for group in groups {
                 let members = group.indices.count == objects.count ? objects : group.indices.map { objects[$0] }
                 let ids = try _backend(of: group.store).permanentIDs(for: members)
                 for (index, id) in zip(group.indices, ids) {

@@ -46,19 +46,20 @@ extension NSSQLiteStore {
     package func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
         try _checkWritable()
         let (connection, mapping) = try _openStore()
-        // Each object's root table (found once per run of objects of one entity), and how many keys each table
-        // needs; a model has few tables, so a short list.
+        // Each object's root table (found once per run of objects of one entity, compared by identity so as not to
+        // retain and release it for every object), and how many keys each table needs; a model has few tables, so
+        // a short list.
         var tables: [(root: Int64, count: Int64, next: Int64)] = []
         var tableOfObject: [Int] = []
         tableOfObject.reserveCapacity(objects.count)
-        var last: (entity: NSEntityDescription, table: Int)?
-        for object in objects {
-            let entity = object._entity
-            if let last, last.entity === entity {
+        var last: (entity: ObjectIdentifier, table: Int)?
+        for index in objects.indices {
+            if let last, last.entity == ObjectIdentifier(objects[index]._entity) {
                 tables[last.table].count += 1
                 tableOfObject.append(last.table)
                 continue
             }
+            let entity = objects[index]._entity
             guard let mapped = mapping.entity(entity) else {
                 throw coreDataError(
                     NSPersistentStoreSaveError,
@@ -70,7 +71,7 @@ extension NSSQLiteStore {
             if table == tables.endIndex { tables.append((root, 0, 0)) }
             tables[table].count += 1
             tableOfObject.append(table)
-            last = (entity, table)
+            last = (ObjectIdentifier(entity), table)
         }
         do {
             try connection.transaction(immediate: true) {
@@ -94,10 +95,11 @@ extension NSSQLiteStore {
         }
         var ids: [NSManagedObjectID] = []
         ids.reserveCapacity(objects.count)
-        for (object, table) in zip(objects, tableOfObject) {
+        for index in objects.indices {
+            let table = tableOfObject[index]
             let key = tables[table].next
             tables[table].next = key + 1
-            ids.append(NSManagedObjectID(entity: object._entity, store: self, reference: .primaryKey(key)))
+            ids.append(NSManagedObjectID(entity: objects[index]._entity, store: self, reference: .primaryKey(key)))
         }
         return ids
     }
