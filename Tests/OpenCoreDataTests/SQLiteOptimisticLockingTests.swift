@@ -162,9 +162,9 @@ import Testing
         #expect(rows == [[.text("Ada (first)")], [.text("Bob")]])
     }
 
-    @Test func aConflictAmongManyDeletionsNamesTheOneChangedRowAndDeletesNothing() throws {
-        let directory = SQLiteTestDirectory()
-        let stores = try pair(directory)
+    /// Adds 198 owners to the pair's two (through the first context), and returns all 200 as the second context
+    /// holds them, with their values loaded.
+    func twoHundredOwners(_ stores: Pair) throws -> [NSManagedObject] {
         let (first, second) = (stores.first, stores.second)
         try first.performAndWait {
             for number in 0..<198 {
@@ -173,11 +173,18 @@ import Testing
             }
             try first.save()
         }
-        let theirs = try second.performAndWait {
+        return try second.performAndWait {
             let owners = try second.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner"))
             for owner in owners { _ = owner.value(forKey: "name") }
             return owners
         }
+    }
+
+    @Test func aConflictAmongManyDeletionsNamesTheOneChangedRowAndDeletesNothing() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try twoHundredOwners(stores)
         #expect(theirs.count == 200)
         try first.performAndWait {
             try owner("Owner 150", in: first).setValue("Owner 150 (first)", forKey: "name")
@@ -197,6 +204,25 @@ import Testing
         // The in-memory state wins: every row goes, the changed one too.
         try second.performAndWait {
             second.mergePolicy = NSMergePolicy.overwrite
+            try second.save()
+        }
+        #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(0)]])
+    }
+
+    @Test func theOverwritePolicyDeletesManyRowsThatAllChangedUnderneath() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try twoHundredOwners(stores)
+        try first.performAndWait {
+            for owner in try first.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner")) {
+                owner.setValue("renamed", forKey: "name")
+            }
+            try first.save()
+        }
+        try second.performAndWait {
+            second.mergePolicy = NSMergePolicy.overwrite
+            for owner in theirs { second.delete(owner) }
             try second.save()
         }
         #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(0)]])

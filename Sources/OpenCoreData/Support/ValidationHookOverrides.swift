@@ -10,8 +10,9 @@
 /// Where in the table the hook sits is not written down anywhere, so it is measured once with two private subclasses,
 /// one overriding the hook and one not: the hook's entry is the one the plain subclass inherits unchanged and the
 /// overriding one replaces. (Entries of each class's own, like its descriptor, differ in both and so never qualify.)
-/// If the measurement does not find exactly one such entry, or the platform lays out metadata differently (Objective-C interop, 32-bit),
-/// every class counts as overriding: the hook is then always called, which is slower but never wrong.
+/// If the measurement does not find exactly one such entry, or the platform lays out metadata differently
+/// (Objective-C interop, 32-bit), every class counts as overriding: the hook is then always called, which is slower
+/// but never wrong.
 enum ValidationHookOverrides {
     /// Whether objects of `objectClass` must have their values handed to `validate(value:forKey:)`.
     @inline(__always)
