@@ -178,8 +178,9 @@ extension NSSQLiteStore {
     }
 
     /// Writes one save's rows inside its transaction. Updates and deletions name the version the saving context saw
-    /// (`WHERE Z_PK = ? AND Z_OPT = ?`, as Core Data writes them), so a row changed underneath it is left alone and
-    /// the save throws `SQLiteVersionMismatch`, which rolls everything back.
+    /// (updates `WHERE Z_PK = ? AND Z_OPT = ?`, as Core Data writes them; deletions the same, or 64 keys of one
+    /// version to a statement), so a row changed underneath it is left alone and the save throws
+    /// `SQLiteVersionMismatch`, which rolls everything back.
     private func _save(
         _ changes: StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws -> StoreSaveResult {
