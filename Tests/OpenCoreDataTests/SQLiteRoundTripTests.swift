@@ -171,6 +171,63 @@ import Testing
         #expect(favorites == [[.integer(1)], [.integer(2)]])
     }
 
+    /// Many rows of text and blobs of every size in one save, then changed to other sizes: each row's values are
+    /// written as they were (the insert and update statements are reused from row to row, so nothing of an earlier
+    /// row may leak into a later one), and a fetch whose predicate binds text finds each row.
+    @Test func textAndBlobsOfEverySizeSurviveReuseFromRowToRow() throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        let lengths = [0, 1, 5, 31, 32, 33, 200, 4_095, 4_096, 4_097, 10_000, 3, 0, 64]
+        func name(_ row: Int, _ length: Int) -> String {
+            // Multi-byte characters too: their UTF-8 bytes, not their count, are what is written.
+            String(
+                (0..<length).map { index in index % 7 == 6 ? "é" : Character(UnicodeScalar(97 + (row + index) % 26)!) })
+        }
+        func data(_ row: Int, _ length: Int) -> Data {
+            Data((0..<length).map { UInt8(truncatingIfNeeded: row * 31 + $0) })
+        }
+        let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
+        let context = SQLiteStack.context(coordinator)
+        try context.performAndWait {
+            for (row, length) in lengths.enumerated() {
+                let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                item.setValue(Int64(row), forKey: "int64")
+                item.setValue(name(row, length), forKey: "name")
+                item.setValue(data(row, length), forKey: "data")
+            }
+            try context.save()
+            let items = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item"))
+            for item in items {
+                let row = Int(item.value(forKey: "int64") as! Int64)
+                let length = lengths[lengths.count - 1 - row]
+                item.setValue(name(row + 100, length), forKey: "name")
+                item.setValue(data(row + 100, length), forKey: "data")
+            }
+            try context.save()
+        }
+        try SQLiteStack.close(coordinator)
+
+        let rows = try RawSQLite.query(url, "SELECT ZNAME, ZDATA FROM ZITEM ORDER BY ZINT64")
+        #expect(rows.count == lengths.count)
+        for (row, values) in rows.enumerated() {
+            let length = lengths[lengths.count - 1 - row]
+            #expect(values.first == .text(name(row + 100, length)), "name of row \(row)")
+            // An empty blob may be stored as an empty blob or as NULL; a non-empty one byte for byte.
+            if length > 0 { #expect(values.last == .blob(Array(data(row + 100, length))), "data of row \(row)") }
+        }
+        let reopened = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
+        let reader = SQLiteStack.context(reopened)
+        try reader.performAndWait {
+            for (row, length) in lengths.reversed().enumerated() where length > 0 {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+                request.predicate = NSPredicate(format: "name == %@", name(row + 100, length))
+                let found = try reader.fetch(request)
+                #expect(found.map { $0.value(forKey: "int64") as? Int64 } == [Int64(row)], "row \(row)")
+                #expect(found.first?.value(forKey: "data") as? Data == data(row + 100, length))
+            }
+        }
+    }
+
     @Test func updatesAndDeletesAreSavedAndVersioned() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()

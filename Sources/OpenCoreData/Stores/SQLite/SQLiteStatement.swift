@@ -20,14 +20,70 @@ final class SQLiteStatement {
     let sql: String
     unowned let connection: SQLiteConnection
 
+    /// Text and blobs up to this size are copied into the statement's own buffer for their parameter and bound
+    /// without SQLite's copy. Bound as `SQLITE_TRANSIENT`, every value costs SQLite an allocation when bound and a
+    /// release when bound again: for a row of short strings, more than writing the row. Larger values are rare, and
+    /// keeping their size allocated for as long as the statement is cached would cost more than it saves.
+    static let bufferedValueLimit = 4_096
+
+    /// One buffer per parameter (index 0 for parameter 1), made on the first buffered binding. A parameter's buffer
+    /// only changes when that parameter is bound again, and is freed after the statement is finalized: exactly how
+    /// long SQLite requires the bytes of a value bound with `SQLITE_STATIC` to stay put.
+    private var buffers: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>?
+    private var bufferCount = 0
+
     init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
         self.handle = handle
         self.sql = sql
         self.connection = connection
     }
 
+    /// Releases SQLite's statement. The object must not be used afterwards.
     func finalize() {
         sqlite3_finalize(handle)
+        releaseBuffers()
+    }
+
+    deinit {
+        // Statements are finalized by their owners before they are let go; a buffer is never freed under a live
+        // statement, which could still read it.
+        releaseBuffers()
+    }
+
+    private func releaseBuffers() {
+        guard let buffers else { return }
+        for index in 0..<bufferCount { buffers[index].deallocate() }
+        buffers.deinitialize(count: bufferCount)
+        buffers.deallocate()
+        self.buffers = nil
+        bufferCount = 0
+    }
+
+    /// A copy of `bytes` in the buffer of parameter `index`, valid until that parameter is bound again; `nil` if the
+    /// value is too large to keep, or the statement has no such parameter.
+    @inline(__always)
+    private func buffered(_ bytes: UnsafeRawBufferPointer, for index: Int32) -> UnsafeRawPointer? {
+        guard bytes.count > 0, bytes.count <= Self.bufferedValueLimit, let base = bytes.baseAddress else { return nil }
+        if buffers == nil {
+            let count = Int(sqlite3_bind_parameter_count(handle))
+            guard count > 0 else { return nil }
+            let made = UnsafeMutablePointer<UnsafeMutableRawBufferPointer>.allocate(capacity: count)
+            made.initialize(repeating: UnsafeMutableRawBufferPointer(start: nil, count: 0), count: count)
+            buffers = made
+            bufferCount = count
+        }
+        let slot = Int(index) - 1
+        guard let buffers, slot >= 0, slot < bufferCount else { return nil }
+        var buffer = buffers[slot]
+        if buffer.count < bytes.count {
+            // The old buffer may still be bound to this parameter, which is about to be bound to the new one; SQLite
+            // does not read a static value when it lets go of it.
+            buffer.deallocate()
+            buffer = .allocate(byteCount: max(bytes.count, 32), alignment: 8)
+            buffers[slot] = buffer
+        }
+        buffer.baseAddress!.copyMemory(from: base, byteCount: bytes.count)
+        return UnsafeRawPointer(buffer.baseAddress!)
     }
 
     /// Makes the statement ready for a new execution.
@@ -76,11 +132,16 @@ final class SQLiteStatement {
         var string = string
         string.withUTF8 { buffer in
             // An empty buffer may have no base address; SQLite would bind NULL for a null pointer.
-            let pointer = buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
-            if let pointer {
-                sqlite3_bind_text(handle, index, pointer, Int32(buffer.count), sqliteTransient)
-            } else {
+            guard let base = buffer.baseAddress else {
                 sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+                return
+            }
+            if let kept = buffered(UnsafeRawBufferPointer(buffer), for: index) {
+                // No destructor (`SQLITE_STATIC`): the bytes stay in the parameter's buffer.
+                sqlite3_bind_text(handle, index, kept.assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil)
+            } else {
+                let pointer = UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
+                sqlite3_bind_text(handle, index, pointer, Int32(buffer.count), sqliteTransient)
             }
         }
     }
@@ -91,7 +152,11 @@ final class SQLiteStatement {
             return
         }
         data.withUnsafeBytes { buffer in
-            _ = sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), sqliteTransient)
+            if let kept = buffered(buffer, for: index) {
+                _ = sqlite3_bind_blob(handle, index, kept, Int32(buffer.count), nil)
+            } else {
+                _ = sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), sqliteTransient)
+            }
         }
     }
 
