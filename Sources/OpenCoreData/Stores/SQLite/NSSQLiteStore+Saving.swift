@@ -11,13 +11,26 @@ enum SQLiteWrite {
 
 /// The INSERT of one entity's rows: its SQL and, in placeholder order after `Z_PK`, `Z_ENT` and `Z_OPT`, the
 /// column writes.
-struct SQLiteInsertPlan {
+final class SQLiteInsertPlan {
     let sql: String
     let writes: [SQLiteWrite]
+    /// `writes` as the loop that binds every row reads them.
+    let columns: [SQLiteColumnWrite]
     /// Per slot, the column written from it (for UPDATEs of changed slots).
     let columnsBySlot: [Int: [(name: String, write: SQLiteWrite)]]
     /// Derived attributes recomputed on every save.
     let derived: [(name: String, write: SQLiteWrite)]
+
+    init(
+        sql: String, writes: [SQLiteWrite], columnsBySlot: [Int: [(name: String, write: SQLiteWrite)]],
+        derived: [(name: String, write: SQLiteWrite)]
+    ) {
+        self.sql = sql
+        self.writes = writes
+        columns = SQLiteColumnWrite.list(writes)
+        self.columnsBySlot = columnsBySlot
+        self.derived = derived
+    }
 }
 
 /// Which UPDATE statement a change needs: its entity, the slots that changed, and whether it names the version.
@@ -28,10 +41,35 @@ struct SQLiteUpdateKey: Hashable {
 }
 
 /// The UPDATE of some columns of one entity's rows: its SQL and, in placeholder order after `Z_OPT`, the column
-/// writes.
-struct SQLiteUpdatePlan {
+/// writes. (Plans are classes: the save loop keeps the plan of the previous row, and copying a struct of arrays
+/// for every row cost more than binding the row.)
+final class SQLiteUpdatePlan {
     let sql: String
     let writes: [SQLiteWrite]
+    /// `writes` as the loop that binds every row reads them.
+    let columns: [SQLiteColumnWrite]
+
+    init(sql: String, writes: [SQLiteWrite]) {
+        self.sql = sql
+        self.writes = writes
+        columns = SQLiteColumnWrite.list(writes)
+    }
+}
+
+/// A column write reduced to what binding a stored attribute value needs: plain numbers, which a loop over a row's
+/// columns reads without retaining anything (going through `SQLiteWrite` retains and releases its description for
+/// every column of every row). Other writes have no slot and go through `SQLiteWrite`.
+struct SQLiteColumnWrite {
+    /// The attribute's slot, or -1 for a write that is not a stored attribute.
+    let slot: Int
+    let type: NSAttributeType
+
+    static func list(_ writes: [SQLiteWrite]) -> [SQLiteColumnWrite] {
+        writes.map { write in
+            if case .attribute(let slot, let type, _) = write { return SQLiteColumnWrite(slot: slot, type: type) }
+            return SQLiteColumnWrite(slot: -1, type: .undefinedAttributeType)
+        }
+    }
 }
 
 /// A row to update or delete no longer has the version the saving context saw: the save is rolled back and its
@@ -243,9 +281,7 @@ extension NSSQLiteStore {
             statement.bind(key, at: 1)
             statement.bind(entity.number, at: 2)
             statement.bind(Int64(1), at: 3)
-            for (offset, write) in plan.writes.enumerated() {
-                try _bind(write, of: change, to: statement, at: Int32(offset + 4), mapping: mapping)
-            }
+            try _bindColumns(plan.columns, plan.writes, of: change, to: statement, from: 4, mapping: mapping)
             while try statement.step() {}
             result.versions[change.objectID] = 1
         }
@@ -274,9 +310,7 @@ extension NSSQLiteStore {
             }
             let version = (checked ? change.expectedVersion : current[change.objectID] ?? change.expectedVersion) + 1
             statement.bind(version, at: 1)
-            for (offset, write) in plan.writes.enumerated() {
-                try _bind(write, of: change, to: statement, at: Int32(offset + 2), mapping: mapping)
-            }
+            try _bindColumns(plan.columns, plan.writes, of: change, to: statement, from: 2, mapping: mapping)
             statement.bind(key, at: Int32(plan.writes.count + 2))
             if checked { statement.bind(change.expectedVersion, at: Int32(plan.writes.count + 3)) }
             while try statement.step() {}
@@ -477,19 +511,24 @@ extension NSSQLiteStore {
         return key
     }
 
-    /// Binds the column value of `write` for `change` at `index`; the common attribute types go straight from the
-    /// stored value to `sqlite3_bind_*`.
+    /// Binds the column values of a plan's writes for `change`, the first at placeholder `first`; the common
+    /// attribute types go straight from the stored value to `sqlite3_bind_*`.
     @inline(__always)
-    private func _bind(
-        _ write: SQLiteWrite, of change: StoreSaveObject, to statement: SQLiteStatement, at index: Int32,
-        mapping: SQLiteModelMapping
+    private func _bindColumns(
+        _ columns: [SQLiteColumnWrite], _ writes: [SQLiteWrite], of change: StoreSaveObject,
+        to statement: SQLiteStatement, from first: Int32, mapping: SQLiteModelMapping
     ) throws {
-        if case .attribute(let slot, let type, _) = write, slot < change.values.count,
-            SQLiteValueCoding.bindDirectly(change.values[slot], type: type, to: statement, at: index)
-        {
-            return
+        let values = change.values
+        for offset in columns.indices {
+            let column = columns[offset]
+            let index = first + Int32(offset)
+            if column.slot >= 0, column.slot < values.count,
+                SQLiteValueCoding.bindDirectly(values[column.slot], type: column.type, to: statement, at: index)
+            {
+                continue
+            }
+            statement.bind(try _value(writes[offset], of: change, mapping: mapping), at: index)
         }
-        statement.bind(try _value(write, of: change, mapping: mapping), at: index)
     }
 
     private func _value(_ write: SQLiteWrite, of change: StoreSaveObject, mapping: SQLiteModelMapping) throws
