@@ -39,10 +39,13 @@ let package = Package(
         // Reads Xcode model files (.xcdatamodeld/.xcdatamodel XML) into plain values; shared by the library and the
         // code generator, which must not depend on the whole library.
         .target(name: "XCDataModelFormat"),
+        // The framework. Clients import `OpenCoreData`, which re-exports it so that Apple's names win over
+        // Foundation's in every import order (see Sources/OpenCoreData/OpenCoreData.swift).
         .target(
-            name: "OpenCoreData",
+            name: "OpenCoreDataCore",
             dependencies: ["CSQLite", "CZlib", "OpenCoreDataMacros", "XCDataModelFormat"]
         ),
+        .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"]),
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataMacros"]),
         // Writes the NSManagedObject subclasses of a model's entities; run by the build plugin below.
         .executableTarget(name: "CoreDataModelGenerator", dependencies: ["XCDataModelFormat"]),
@@ -74,10 +77,15 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreDataShim", "OpenCoreData", "XCDataModelFormat"],
+            dependencies: ["OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat"],
             resources: [.copy("Resources/Inventory.xcdatamodeld")],
             plugins: ["CoreDataModelCodeGenerator"]
         ),
+        // Unqualified Apple names resolve to OpenCoreData's classes whatever the import order: one target per order,
+        // because imports are per file but a target's files share one module.
+        .testTarget(name: "ImportFoundationFirstTests", dependencies: ["OpenCoreData"]),
+        .testTarget(name: "ImportOpenCoreDataFirstTests", dependencies: ["OpenCoreData"]),
+        .testTarget(name: "ImportShimTests", dependencies: ["OpenCoreDataShim"]),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [

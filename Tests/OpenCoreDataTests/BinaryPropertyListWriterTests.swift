@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 
 /// The binary property list writer under the keyed archives: what it writes, Foundation's own reader and
 /// `BinaryPropertyListReader` read back as it was, at every size of count, reference and offset.

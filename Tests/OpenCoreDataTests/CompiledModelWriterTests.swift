@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 
 /// The compiled-model writer: every model of the corpus (Xcode models, Apple's `.mom` files and the models Apple's
 /// stores cached) archives in both of Apple's shapes and reads back the same, and the archives use the classes and

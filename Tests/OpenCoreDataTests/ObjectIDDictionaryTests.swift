@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 
 /// The table that holds a context's registry and a store's row cache (an internal data structure, so these tests
 /// are OpenCoreData's own): it must behave as a dictionary keyed by object IDs through any mix of insertions,

@@ -1,17 +1,18 @@
 import Foundation
+import OpenCoreData
 import Testing
 
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 
 /// Case- and diacritic-insensitive matching folds Latin text scalar by scalar through a table; it must give exactly
 /// what folding the whole string through Foundation gives, and so the same matches.
 @Suite struct PredicateStringFoldingTests {
-    static let optionSets: [OpenCoreData.NSComparisonPredicate.Options] = [
+    static let optionSets: [NSComparisonPredicate.Options] = [
         .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive],
     ]
 
     @Test(arguments: optionSets)
-    func everyLatinScalarFoldsAsFoundationFoldsIt(options: OpenCoreData.NSComparisonPredicate.Options) {
+    func everyLatinScalarFoldsAsFoundationFoldsIt(options: NSComparisonPredicate.Options) {
         for value in UInt32(0x80)..<0x250 {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let text = "a" + String(Character(scalar)) + "Z"
@@ -24,7 +25,7 @@ import Testing
     }
 
     @Test(arguments: optionSets)
-    func mixedLatinStringsFoldAsFoundationFoldsThem(options: OpenCoreData.NSComparisonPredicate.Options) {
+    func mixedLatinStringsFoldAsFoundationFoldsThem(options: NSComparisonPredicate.Options) {
         var state: UInt64 = 0x1234_5678
         let alphabet = Array("aAeEzZ 09-_ÀÉéèÊëÏîÔöÙûÇçÑñßÆæØøŒœŁłĐđİıǅǈǲ".unicodeScalars)
         for _ in 0..<2_000 {
@@ -41,16 +42,16 @@ import Testing
     }
 
     @Test func containsIgnoringCaseAndDiacriticsFindsAccentedText() {
-        let predicate = OpenCoreData.NSPredicate(format: "SELF CONTAINS[cd] %@", "cafe")
+        let predicate = NSPredicate(format: "SELF CONTAINS[cd] %@", "cafe")
         #expect(predicate.evaluate(with: "CAFÉ Olé noir"))
         #expect(predicate.evaluate(with: "un café au lait"))
         #expect(!predicate.evaluate(with: "Hôtel Central"))
-        #expect(OpenCoreData.NSPredicate(format: "SELF CONTAINS[cd] %@", "HOTEL").evaluate(with: "Hôtel Central"))
+        #expect(NSPredicate(format: "SELF CONTAINS[cd] %@", "HOTEL").evaluate(with: "Hôtel Central"))
         #expect(
-            OpenCoreData.NSPredicate(format: "SELF CONTAINS[c] %@", "hotel").evaluate(with: "Hôtel Central") == false)
-        #expect(OpenCoreData.NSPredicate(format: "SELF CONTAINS[d] %@", "Hotel").evaluate(with: "Hôtel Central"))
-        #expect(OpenCoreData.NSPredicate(format: "SELF CONTAINS[c] %@", "STRASSE").evaluate(with: "Große Straße"))
+            NSPredicate(format: "SELF CONTAINS[c] %@", "hotel").evaluate(with: "Hôtel Central") == false)
+        #expect(NSPredicate(format: "SELF CONTAINS[d] %@", "Hotel").evaluate(with: "Hôtel Central"))
+        #expect(NSPredicate(format: "SELF CONTAINS[c] %@", "STRASSE").evaluate(with: "Große Straße"))
         // Text beyond the table (Greek) still matches, through Foundation's folding.
-        #expect(OpenCoreData.NSPredicate(format: "SELF CONTAINS[cd] %@", "αθηνα").evaluate(with: "ΑΘΗΝΑ, Ελλάδα"))
+        #expect(NSPredicate(format: "SELF CONTAINS[cd] %@", "αθηνα").evaluate(with: "ΑΘΗΝΑ, Ελλάδα"))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 
 /// `Z_MODELCACHE`: a new store caches its model as Apple's stores do (the same table, one row of raw DEFLATE over
 /// the model's keyed archive); stores written before Apple kept the cache are left without it; a damaged cache

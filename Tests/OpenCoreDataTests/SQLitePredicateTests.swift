@@ -1,7 +1,7 @@
 // White-box tests of OpenCoreData's SQLite store (the store's fetch interface and statement recorder): they do not build against Apple's Core Data.
 #if !canImport(CoreData)
 
-@_spi(Testing) import OpenCoreData
+@_spi(Testing) import OpenCoreDataCore
 import OpenCoreDataShim
 import Testing
 

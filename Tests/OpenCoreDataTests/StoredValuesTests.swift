@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 
 /// The buffer that holds every object's and row's values (an internal data structure, so these tests are
 /// OpenCoreData's own). Its values are packed at their size rather than their stride and moved in and out by

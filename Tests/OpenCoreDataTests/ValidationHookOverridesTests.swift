@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 
 /// How a save finds out whether a class overrides the per-key validation hook (an internal question, so these tests
 /// are OpenCoreData's own; `ValidationTests` checks that the hook runs where it must). A wrong "no" would skip a

@@ -1,6 +1,6 @@
 #if !canImport(CoreData)
 import Foundation
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 import Testing
 
 /// `NSStoreModelVersionHashesDigest`, which stores record beside the hashes and which Apple exposes no API for:

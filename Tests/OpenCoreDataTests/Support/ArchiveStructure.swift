@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import OpenCoreData
+@testable import OpenCoreDataCore
 
 /// The shape of a keyed archive: each archived class with the keys its objects are archived with, to compare an
 /// archive written here with Apple's for the same model.

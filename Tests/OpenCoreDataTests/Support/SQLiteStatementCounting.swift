@@ -1,5 +1,5 @@
 #if !canImport(CoreData)
-@_spi(Testing) import OpenCoreData
+@_spi(Testing) import OpenCoreDataCore
 #endif
 
 /// Counts the statements that read a table, through OpenCoreData's statement recorder. Against Apple's Core Data,
