@@ -196,7 +196,9 @@ import CSQLite
 
     // MARK: Destroying and replacing
 
-    @Test func destroyingRemovesTheStoreAndItsCompanionFiles() throws {
+    /// Apple's SQLite store empties the database in place rather than unlinking it (connections elsewhere would keep
+    /// a deleted file): the file stays, with no store in it, and SQLite removes the WAL with the last connection.
+    @Test func destroyingEmptiesTheStoreInPlace() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
         let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
@@ -204,9 +206,15 @@ import CSQLite
         #expect(FileManager.default.fileExists(atPath: url.path + "-wal"))
         try coordinator.destroyPersistentStore(at: url, type: .sqlite)
         #expect(coordinator.persistentStores.isEmpty)
-        for suffix in ["", "-wal", "-shm"] {
+        #expect(FileManager.default.fileExists(atPath: url.path))
+        for suffix in ["-wal", "-shm"] {
             #expect(!FileManager.default.fileExists(atPath: url.path + suffix), "\(suffix)")
         }
+        #expect(throws: NSError.self) {
+            try NSPersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
+        }
+        let reopened = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
+        #expect(try Self.owners(in: reopened) == [])
     }
 
     @Test func replacingCopiesCommittedDataStillInTheWAL() throws {

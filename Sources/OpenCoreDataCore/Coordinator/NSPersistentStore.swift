@@ -170,15 +170,27 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
 
     /// Deletes the store files at `url`. Stores with companion files (SQLite's `-wal`, `-shm`) override.
     class func _destroyStore(at url: URL) throws {
-        guard url.isFileURL, url.path != "/dev/null" else { return }
-        if FileManager.default.fileExists(atPath: url.path) {
+        guard url.isFileURL else { return }
+        switch StoreLocation(url) {
+        case .devNull, .missing:
+            return
+        case .notAFile(let kind):
+            throw StoreLocation.notAFileError(url, kind: kind, action: "destroy")
+        case .regularFile:
             try FileManager.default.removeItem(at: url)
         }
     }
 
     /// Replaces the store at `destination` by a copy of `source`.
     class func _replaceStore(at destination: URL, withStoreAt source: URL) throws {
-        if FileManager.default.fileExists(atPath: destination.path) {
+        for (url, action) in [(source, "copy"), (destination, "replace")] {
+            switch StoreLocation(url) {
+            case .regularFile, .missing: continue
+            case .devNull: throw StoreLocation.notAFileError(url, kind: "/dev/null", action: action)
+            case .notAFile(let kind): throw StoreLocation.notAFileError(url, kind: kind, action: action)
+            }
+        }
+        if case .regularFile = StoreLocation(destination) {
             try FileManager.default.removeItem(at: destination)
         }
         try FileManager.default.copyItem(at: source, to: destination)

@@ -68,6 +68,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         registeredTypes.withLock { $0[storeType] = persistentStoreClass }
     }
 
+    /// Registers a store class for a store type (Swift-style spelling of `registerStoreClass(_:forStoreType:)`).
+    open class func registerStoreClass(_ storeClass: AnyClass?, type: NSPersistentStore.StoreType) {
+        registerStoreClass(storeClass, forStoreType: type.rawValue)
+    }
+
     /// The registered store types and their classes.
     open class var registeredStoreTypes: [String: Any] {
         registeredTypes.withLock { types in types.mapValues { $0 as Any } }
@@ -101,9 +106,31 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 "The model has no configuration named '\(configuration)'",
                 userInfo: ["configuration": configuration])
         }
+        let fileBased =
+            storeClass is NSSQLiteStore.Type
+            || (storeClass is NSAtomicStore.Type && !(storeClass is NSInMemoryStore.Type))
+        if fileBased {
+            guard storeURL != nil else {
+                throw coreDataError(
+                    NSPersistentStoreOpenError,
+                    """
+                    A store of type \(storeType) needs a file URL; for a SQLite store that lives in memory, give \
+                    URL(fileURLWithPath: "/dev/null")
+                    """)
+            }
+            if storeClass is NSAtomicStore.Type, StoreLocation.isDevNull(storeURL) {
+                throw coreDataError(
+                    NSPersistentStoreOpenError,
+                    """
+                    /dev/null keeps a store in memory only for NSSQLiteStoreType; a store of type \(storeType) would \
+                    read and write the device. Use NSInMemoryStoreType, or a file URL
+                    """,
+                    userInfo: [NSURLErrorKey: storeURL as Any, NSStoreTypeKey: storeType])
+            }
+        }
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
         return try _withLock {
-            if storeURL != nil, storeType != NSInMemoryStoreType,
+            if storeURL != nil, storeType != NSInMemoryStoreType, !StoreLocation.isDevNull(url),
                 _stores.contains(where: { $0._url?.standardizedFileURL == url.standardizedFileURL })
             {
                 throw coreDataError(
@@ -206,6 +233,22 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw coreDataError(NSPersistentStoreInvalidTypeError, "Unknown store type '\(storeType)'")
         }
         return try storeClass.metadataForPersistentStore(with: url)
+    }
+
+    /// The metadata of the store of `type` at `url` (Swift-style spelling of
+    /// `metadataForPersistentStore(ofType:at:options:)`).
+    open class func metadataForPersistentStore(
+        type: NSPersistentStore.StoreType, at url: URL, options: [AnyHashable: Any]? = nil
+    ) throws -> [String: Any] {
+        try metadataForPersistentStore(ofType: type.rawValue, at: url, options: options)
+    }
+
+    /// Writes metadata into the store of `type` at `url` (Swift-style spelling of
+    /// `setMetadata(_:forPersistentStoreOfType:at:options:)`).
+    open class func setMetadata(
+        _ metadata: [String: Any]?, type: NSPersistentStore.StoreType, at url: URL, options: [AnyHashable: Any]? = nil
+    ) throws {
+        try setMetadata(metadata, forPersistentStoreOfType: type.rawValue, at: url, options: options)
     }
 
     /// Writes metadata into the store of `storeType` at `url` without adding the store.

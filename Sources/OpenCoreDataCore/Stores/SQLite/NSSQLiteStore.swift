@@ -55,6 +55,16 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func loadMetadata() throws {
         let url = try Self._fileURL(_url)
+        switch StoreLocation(url) {
+        case .devNull:
+            // Apple's in-memory SQLite store: a database of this store object's own, gone when it is removed.
+            try _createStore(at: url)
+            return
+        case .notAFile(let kind):
+            throw StoreLocation.notAFileError(url, kind: kind, action: "open")
+        case .missing, .regularFile:
+            break
+        }
         let path = url.path
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
@@ -256,7 +266,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     static func _connect(_ url: URL, readOnly: Bool, create: Bool, timeout: Double) throws -> SQLiteConnection {
         do {
-            let connection = try SQLiteConnection(path: url.path, readOnly: readOnly, create: create)
+            let inMemory = StoreLocation.isDevNull(url)
+            let connection = try SQLiteConnection(
+                path: inMemory ? ":memory:" : url.path, readOnly: readOnly && !inMemory, create: create || inMemory)
             connection.setBusyTimeout(seconds: timeout)
             try SQLiteFunctions.register(on: connection)
             return connection
@@ -377,13 +389,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
         let url = try _fileURL(url)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw coreDataError(
-                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
-                userInfo: [NSURLErrorKey: url])
-        }
-        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        try _checkHeader(of: url, size: (attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        try _checkHeader(of: url, size: try _existingFileSize(url, action: "read the metadata of"))
         let connection = try _inspectionConnection(url)
         defer { connection.close() }
         do {
@@ -395,11 +401,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
         let url = try _fileURL(url)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw coreDataError(
-                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
-                userInfo: [NSURLErrorKey: url])
-        }
+        try _checkHeader(of: url, size: try _existingFileSize(url, action: "write the metadata of"))
         let connection = try _connect(url, readOnly: false, create: false, timeout: 240)
         defer { connection.close() }
         do {
@@ -416,6 +418,25 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// The size of the store file at `url`, or the error for a URL where there is none.
+    static func _existingFileSize(_ url: URL, action: String) throws -> Int {
+        switch StoreLocation(url) {
+        case .regularFile(let size):
+            return size
+        case .missing:
+            throw coreDataError(
+                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
+                userInfo: [NSURLErrorKey: url])
+        case .devNull:
+            throw coreDataError(
+                CocoaError.Code.fileReadNoSuchFile.rawValue,
+                "Cannot \(action) a store at /dev/null: such a store lives in memory, in the coordinator that added it",
+                userInfo: [NSURLErrorKey: url])
+        case .notAFile(let kind):
+            throw StoreLocation.notAFileError(url, kind: kind, action: action)
+        }
+    }
+
     // MARK: Destroying and replacing
 
     /// The store file and its companions.
@@ -423,22 +444,60 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         ["", "-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) }
     }
 
+    /// Empties the store at `url` in place, as Apple's SQLite store does: an empty database is copied over it with
+    /// SQLite's backup API, under SQLite's own locks, so that connections other coordinators or processes hold stay
+    /// valid (they see an empty database, not a deleted file). The file stays; adding a store there creates a new
+    /// one. Nothing is done to a URL with no file or to `/dev/null`; anything else that is not a SQLite file is
+    /// refused and left as it is.
     override class func _destroyStore(at url: URL) throws {
-        guard url.isFileURL, url.path != "/dev/null" else { return }
-        for file in _files(of: url) where FileManager.default.fileExists(atPath: file.path) {
-            try FileManager.default.removeItem(at: file)
+        let url = try _fileURL(url)
+        switch StoreLocation(url) {
+        case .devNull, .missing:
+            return
+        case .notAFile(let kind):
+            throw StoreLocation.notAFileError(url, kind: kind, action: "destroy")
+        case .regularFile(let size):
+            if size > 0 { try _checkHeader(of: url, size: size) }
         }
+        let empty = try _connect(URL(fileURLWithPath: "/dev/null"), readOnly: false, create: true, timeout: 0)
+        defer { empty.close() }
+        let target = try _connect(url, readOnly: false, create: false, timeout: 240)
+        defer { target.close() }
+        try _copyDatabase(from: empty, to: target, url: url, action: "destroying")
+        // The backup went through the WAL if the file is in WAL mode; give its space back.
+        _ = try? target.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// Copies the store at `source` (with what its WAL holds) over the store at `destination` through SQLite's
-    /// backup API.
+    /// backup API, in place, so that connections to the destination elsewhere stay valid.
     override class func _replaceStore(at destination: URL, withStoreAt source: URL) throws {
         let source = try _fileURL(source)
         let destination = try _fileURL(destination)
-        guard FileManager.default.fileExists(atPath: source.path) else {
+        switch StoreLocation(source) {
+        case .regularFile:
+            break
+        case .devNull:
+            throw coreDataError(
+                CocoaError.Code.fileReadNoSuchFile.rawValue,
+                "A store at /dev/null lives in memory only, in the coordinator that added it; there is no file to copy",
+                userInfo: [NSURLErrorKey: source])
+        case .missing:
             throw coreDataError(
                 CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(source.path) to copy",
                 userInfo: [NSURLErrorKey: source])
+        case .notAFile(let kind):
+            throw StoreLocation.notAFileError(source, kind: kind, action: "copy")
+        }
+        switch StoreLocation(destination) {
+        case .devNull, .notAFile:
+            throw coreDataError(
+                CocoaError.Code.fileWriteUnknown.rawValue,
+                "Cannot replace \(destination.path) with a store: it is not a store file",
+                userInfo: [NSURLErrorKey: destination])
+        case .regularFile(let size) where size > 0:
+            try _checkHeader(of: destination, size: size)
+        case .missing, .regularFile:
+            break
         }
         let from = try _connect(source, readOnly: true, create: false, timeout: 240)
         defer { from.close() }
@@ -447,17 +506,23 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch {
             throw _coreDataError(error, url: source, action: "copying")
         }
-        try _destroyStore(at: destination)
         let to = try _connect(destination, readOnly: false, create: true, timeout: 240)
         defer { to.close() }
+        try _copyDatabase(from: from, to: to, url: destination, action: "replacing")
+    }
+
+    /// Copies every page of `from` over `to` with SQLite's backup API.
+    private static func _copyDatabase(
+        from: SQLiteConnection, to: SQLiteConnection, url: URL, action: String
+    ) throws {
         guard let backup = sqlite3_backup_init(to.handle, "main", from.handle, "main") else {
-            throw to.error(sqlite3_errcode(to.handle)).coreDataError(url: destination, action: "replacing")
+            throw to.error(sqlite3_errcode(to.handle)).coreDataError(url: url, action: action)
         }
         let code = sqlite3_backup_step(backup, -1)
         sqlite3_backup_finish(backup)
         guard code == SQLITE_DONE else {
             throw SQLiteError(code: code, message: String(cString: sqlite3_errstr(code)))
-                .coreDataError(url: destination, action: "replacing")
+                .coreDataError(url: url, action: action)
         }
     }
 }

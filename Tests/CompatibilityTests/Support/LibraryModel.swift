@@ -1,0 +1,96 @@
+// The model the compatibility tests share, built in code the way apps and their tests do it: authors and their
+// books, with typed subclasses.
+import Foundation
+
+#if canImport(CoreData)
+import CoreData
+import OpenCoreDataShim
+#else
+import OpenCoreData
+#endif
+
+final class Author: NSManagedObject {
+    @Managed var name: String?
+    @Managed var born: Date?
+    @Managed var books: Set<Book>
+}
+
+final class Book: NSManagedObject {
+    @Managed var title: String?
+    @Managed var pages: Int16
+    @Managed var author: Author?
+}
+
+enum LibraryModel {
+    /// One model for the whole process, as apps have: entities map to classes by name, and Apple's framework
+    /// warns when several models claim the same classes.
+    static let shared: NSManagedObjectModel = make()
+
+    static func make() -> NSManagedObjectModel {
+        let author = NSEntityDescription()
+        author.name = "Author"
+        author.managedObjectClassName = NSStringFromClass(Author.self)
+        let book = NSEntityDescription()
+        book.name = "Book"
+        book.managedObjectClassName = NSStringFromClass(Book.self)
+
+        let books = NSRelationshipDescription()
+        books.name = "books"
+        books.destinationEntity = book
+        books.maxCount = 0
+        books.deleteRule = .cascadeDeleteRule
+        let writtenBy = NSRelationshipDescription()
+        writtenBy.name = "author"
+        writtenBy.destinationEntity = author
+        writtenBy.maxCount = 1
+        writtenBy.deleteRule = .nullifyDeleteRule
+        books.inverseRelationship = writtenBy
+        writtenBy.inverseRelationship = books
+
+        author.properties = [attribute("name", .stringAttributeType), attribute("born", .dateAttributeType), books]
+        book.properties = [
+            attribute("title", .stringAttributeType), attribute("pages", .integer16AttributeType, default: 0),
+            writtenBy,
+        ]
+        let model = NSManagedObjectModel()
+        model.entities = [author, book]
+        return model
+    }
+
+    private static func attribute(_ name: String, _ type: NSAttributeType, default value: Any? = nil)
+        -> NSAttributeDescription
+    {
+        let attribute = NSAttributeDescription()
+        attribute.name = name
+        attribute.attributeType = type
+        attribute.isOptional = true
+        attribute.defaultValue = value
+        return attribute
+    }
+
+    /// A container whose one store is described by `url` and `type`, loaded.
+    static func container(url: URL, type: String = NSSQLiteStoreType) throws -> NSPersistentContainer {
+        let container = NSPersistentContainer(name: "Library", managedObjectModel: shared)
+        let description = NSPersistentStoreDescription(url: url)
+        description.type = type
+        container.persistentStoreDescriptions = [description]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        if let loadError { throw loadError }
+        return container
+    }
+}
+
+/// A temporary directory, removed when the test is done with it.
+final class TemporaryDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("CompatibilityTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
