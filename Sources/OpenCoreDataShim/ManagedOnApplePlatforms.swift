@@ -56,6 +56,29 @@ extension NSManagedObject {
         setValue(newValue as Any?, forKey: key)
     }
 
+    /// The getter of a `@Managed` enumeration property: the attribute holds the raw value.
+    public func _managedValue<T: RawRepresentable>(forKey key: String) -> T {
+        let raw = value(forKey: key)
+        // Numbers bridge to the raw value's type when it can hold them exactly.
+        if let value = (raw as? T.RawValue).flatMap(T.init(rawValue:)) { return value }
+        preconditionFailure("The managed property '\(key)' holds \(String(describing: raw)), no case of \(T.self)")
+    }
+
+    /// The getter of an optional `@Managed` enumeration property.
+    public func _managedValue<T: RawRepresentable>(forKey key: String) -> T? {
+        value(forKey: key) == nil ? nil : (_managedValue(forKey: key) as T)
+    }
+
+    /// The setter of a `@Managed` enumeration property.
+    public func _setManagedValue<T: RawRepresentable>(_ newValue: T, forKey key: String) {
+        setValue(newValue.rawValue, forKey: key)
+    }
+
+    /// The setter of an optional `@Managed` enumeration property.
+    public func _setManagedValue<T: RawRepresentable>(_ newValue: T?, forKey key: String) {
+        setValue(newValue?.rawValue, forKey: key)
+    }
+
     /// The body of a `@ManagedAccessor` method.
     public func _performToManyAccessor(
         _ operation: _ToManyAccessorOperation, relationship name: String, value: Any?, index: Any?

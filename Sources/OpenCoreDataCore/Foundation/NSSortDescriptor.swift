@@ -73,22 +73,34 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// Creates a descriptor that orders by the value at a Swift key path with `compare:`.
-    public init<Root, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool) {
-        key = nil
-        self.ascending = ascending
-        comparison = .selector(Selector("compare:"))
-        components = []
-        swiftKeyPath = keyPath
-        super.init()
+    ///
+    /// A key path of `@Managed` properties has the key its properties name, as on Apple platforms
+    /// (`NSSortDescriptor(keyPath: \Book.author?.name, ascending: true).key == "author.name"`), and can sort a
+    /// fetch; a key path over another type sorts values in memory.
+    public convenience init<Root, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool) {
+        self.init(keyPath: keyPath, ascending: ascending, comparison: .selector(Selector("compare:")))
     }
 
     /// Creates a descriptor that orders by the value at a Swift key path with `cmptr`.
-    public init<Root, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool, comparator cmptr: @escaping Comparator) {
-        key = nil
+    public convenience init<Root, Value>(
+        keyPath: KeyPath<Root, Value>, ascending: Bool, comparator cmptr: @escaping Comparator
+    ) {
+        self.init(keyPath: keyPath, ascending: ascending, comparison: .comparator(cmptr))
+    }
+
+    private init(keyPath: AnyKeyPath, ascending: Bool, comparison: Comparison) {
+        if type(of: keyPath).rootType is NSManagedObject.Type {
+            let key = ManagedKeyPath.requiredKeyString(of: keyPath, for: "NSSortDescriptor(keyPath:ascending:)")
+            self.key = key
+            components = KeyValueCodingPath.split(key)
+            swiftKeyPath = nil
+        } else {
+            key = nil
+            components = []
+            swiftKeyPath = keyPath
+        }
         self.ascending = ascending
-        comparison = .comparator(cmptr)
-        components = []
-        swiftKeyPath = keyPath
+        self.comparison = comparison
         super.init()
     }
 

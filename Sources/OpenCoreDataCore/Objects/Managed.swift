@@ -120,7 +120,7 @@ extension Bool: _ManagedPropertyValue {
 extension String: _ManagedPropertyValue {
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> String {
         if case .string(let string) = value.stored { return string }
-        return missingValue(key)
+        return missingValue(key, value, placeholder: "")
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .string(self)) }
 }
@@ -128,7 +128,7 @@ extension String: _ManagedPropertyValue {
 extension Date: _ManagedPropertyValue {
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Date {
         if case .date(let date) = value.stored { return date }
-        return missingValue(key)
+        return missingValue(key, value, placeholder: Date(timeIntervalSinceReferenceDate: 0))
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .date(self)) }
 }
@@ -136,7 +136,7 @@ extension Date: _ManagedPropertyValue {
 extension Data: _ManagedPropertyValue {
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Data {
         if case .data(let data) = value.stored { return data }
-        return missingValue(key)
+        return missingValue(key, value, placeholder: Data())
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .data(self)) }
 }
@@ -144,7 +144,7 @@ extension Data: _ManagedPropertyValue {
 extension UUID: _ManagedPropertyValue {
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> UUID {
         if case .uuid(let uuid) = value.stored { return uuid }
-        return missingValue(key)
+        return missingValue(key, value, placeholder: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .uuid(self)) }
 }
@@ -152,7 +152,7 @@ extension UUID: _ManagedPropertyValue {
 extension URL: _ManagedPropertyValue {
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> URL {
         if case .url(let url) = value.stored { return url }
-        return missingValue(key)
+        return missingValue(key, value, placeholder: URL(fileURLWithPath: "/"))
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .url(self)) }
 }
@@ -160,7 +160,7 @@ extension URL: _ManagedPropertyValue {
 extension Decimal: _ManagedPropertyValue {
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Decimal {
         if case .boxed(let box) = value.stored, let decimal = box.value as? Decimal { return decimal }
-        if case .null = value.stored { return missingValue(key) }
+        if case .null = value.stored { return missingValue(key, value, placeholder: 0) }
         return Decimal(value.floatingPoint)
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .boxed(AnyBox(self))) }
@@ -171,7 +171,7 @@ extension NSDecimalNumber: _ManagedPropertyValue {
         if case .boxed(let box) = value.stored, let decimal = box.value as? Decimal {
             return NSDecimalNumber(decimal: decimal) as! Self
         }
-        return missingValue(key)
+        return missingValue(key, value, placeholder: NSDecimalNumber.zero as? Self)
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .boxed(AnyBox(decimalValue))) }
 }
@@ -192,7 +192,8 @@ extension Optional: _ManagedPropertyValue where Wrapped: _ManagedPropertyValue {
 extension NSManagedObject: _ManagedPropertyValue {
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Self {
         if case .object(let object) = value.stored, let typed = object as? Self { return typed }
-        return missingValue(key)
+        if value._isKeyPathPlaceholder { return ManagedKeyPath.destinationProbe(of: self) as! Self }
+        return missingValue(key, value, placeholder: nil)
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .object(self)) }
 }
@@ -234,7 +235,10 @@ extension NSOrderedSet: _ManagedPropertyValue {
     }
 }
 
-private func missingValue<T>(_ key: String) -> T {
+/// What a non-optional property with no value reads as: a stand-in while a key path is probed (see
+/// `ManagedKeyPath`), a stop with a message otherwise.
+private func missingValue<T>(_ key: String, _ value: _ManagedStorageValue, placeholder: @autoclosure () -> T?) -> T {
+    if value._isKeyPathPlaceholder, let placeholder = placeholder() { return placeholder }
     preconditionFailure(
         """
         The managed property '\(key)' has no value but is declared with the non-optional type \(T.self); declare \
@@ -254,21 +258,43 @@ extension NSManagedObject {
     /// type in the module that declares it instead of going through the protocol's witness table.
     @inlinable
     public func _managedValue<T: _ManagedPropertyValue>(forKey key: String) -> T {
-        T._fromManagedStorage(_managedStorageValue(forKey: key), key: key)
+        T._fromManagedStorage(_managedStorageValue(forKey: key, as: T.self), key: key)
     }
 
-    /// The stored value of a `@Managed` property, read as its getter reads it: access notifications, faults fired.
-    public func _managedStorageValue(forKey key: String) -> _ManagedStorageValue {
-        let slot = _slot(forKey: key)
+    /// The stored value of a `@Managed` property of type `type`, read as its getter reads it: access
+    /// notifications, faults fired.
+    public func _managedStorageValue<T>(forKey key: String, as type: T.Type) -> _ManagedStorageValue {
+        guard let slot = _layout.slotByName[key] else { return _storageValueForUndefinedKey(key, as: type) }
         willAccessValue(forKey: key)
         let value = _resolvedValue(at: slot)
         didAccessValue(forKey: key)
         return _ManagedStorageValue(stored: value)
     }
 
+    /// A `@Managed` property the entity does not have: a stand-in's, while a key path is probed (see
+    /// `ManagedKeyPath`), or a programmer error.
+    @inline(never)
+    func _storageValueForUndefinedKey<T>(_ key: String, as type: T.Type) -> _ManagedStorageValue {
+        guard _layout === ManagedKeyPath.probeLayout else {
+            _ = _slot(forKey: key)
+            preconditionFailure("unreachable: '\(key)' is not a property of the entity")
+        }
+        ManagedKeyPath.record(key, of: self, valueType: type)
+        return ManagedKeyPath.placeholderStorage
+    }
+
     /// The getter of a `@Managed` property of a type the storage does not know (a transformable attribute's
     /// class, say): the value is cast from key-value coding's.
     public func _managedValue<T>(forKey key: String) -> T {
+        if _layout === ManagedKeyPath.probeLayout {
+            ManagedKeyPath.record(key, of: self, valueType: T.self)
+            if let placeholder = ManagedKeyPath.placeholder(of: T.self) { return placeholder }
+            preconditionFailure(
+                """
+                Cannot find the Core Data key of a key path through the @Managed property '\(key)': OpenCoreData \
+                cannot make a stand-in \(T.self) to read past it. Give the key as a string instead
+                """)
+        }
         let value = self.value(forKey: key)
         if let typed = value as? T { return typed }
         if value == nil, let none = Optional<Any>.none as? T { return none }
@@ -320,6 +346,47 @@ extension NSManagedObject {
     /// The setter of a `@Managed` property of a type the storage does not know.
     public func _setManagedValue<T>(_ newValue: T, forKey key: String) {
         setValue(newValue as Any?, forKey: key)
+    }
+
+    /// The getter of a `@Managed` property whose type is an enumeration over an attribute's values
+    /// (`@Managed var status: Status` with `enum Status: Int16`), as `@NSManaged` allows for `@objc` enums.
+    @inlinable
+    public func _managedValue<T: RawRepresentable>(forKey key: String) -> T where T.RawValue: _ManagedPropertyValue {
+        let raw = T.RawValue._fromManagedStorage(_managedStorageValue(forKey: key, as: T.self), key: key)
+        return T(rawValue: raw) ?? _noCase(of: T.self, forRawValue: raw, key: key)
+    }
+
+    /// The getter of an optional `@Managed` enumeration property: `nil` for no value.
+    @inlinable
+    public func _managedValue<T: RawRepresentable>(forKey key: String) -> T? where T.RawValue: _ManagedPropertyValue {
+        let raw = T.RawValue?._fromManagedStorage(_managedStorageValue(forKey: key, as: T?.self), key: key)
+        return raw.flatMap(T.init(rawValue:))
+    }
+
+    /// What a non-optional enumeration property reads when its attribute holds a value that is none of its cases.
+    public func _noCase<T: RawRepresentable>(of type: T.Type, forRawValue raw: T.RawValue, key: String) -> T {
+        if _layout === ManagedKeyPath.probeLayout, let placeholder = ManagedKeyPath.placeholder(of: T.self) {
+            return placeholder
+        }
+        preconditionFailure(
+            """
+            The managed property '\(key)' of entity '\(_entity._name ?? "")' holds \(raw), which is no case of \
+            \(T.self); declare the property optional to read such values as nil
+            """)
+    }
+
+    /// The setter of a `@Managed` enumeration property: the attribute holds the raw value.
+    @inlinable
+    public func _setManagedValue<T: RawRepresentable>(_ newValue: T, forKey key: String)
+    where T.RawValue: _ManagedPropertyValue {
+        _setManagedStorageValue(newValue.rawValue._managedStorage, of: T.self, forKey: key)
+    }
+
+    /// The setter of an optional `@Managed` enumeration property.
+    @inlinable
+    public func _setManagedValue<T: RawRepresentable>(_ newValue: T?, forKey key: String)
+    where T.RawValue: _ManagedPropertyValue {
+        _setManagedStorageValue(newValue.map(\.rawValue)._managedStorage, of: T?.self, forKey: key)
     }
 
     /// Converts a typed value to the storage of an attribute of `type` (an `Int` into a Double attribute, say).

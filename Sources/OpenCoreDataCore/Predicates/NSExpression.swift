@@ -144,6 +144,13 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
         self.init(kind: .keyPath(keyPath, components: KeyValueCodingPath.split(keyPath), operand: nil))
     }
 
+    /// Creates an expression that reads the key of a Swift key path of `@Managed` properties
+    /// (`NSExpression(forKeyPath: \Book.author?.name)` reads `author.name`). A key path with no key string (one
+    /// through a property that is not `@Managed`) stops with a message naming it, as on Apple platforms.
+    public convenience init<Root, Value>(forKeyPath keyPath: KeyPath<Root, Value>) {
+        self.init(forKeyPath: ManagedKeyPath.requiredKeyString(of: keyPath, for: "NSExpression(forKeyPath:)"))
+    }
+
     /// Creates an expression that invokes one of the predefined functions (`"sum:"`, `"add:to:"`, `"now"`…) with
     /// the given `NSExpression` arguments.
     public convenience init(forFunction name: String, arguments parameters: [Any]) {

@@ -16,9 +16,17 @@ final class Author: NSManagedObject {
 }
 
 final class Book: NSManagedObject {
+    enum Format: Int16 {
+        case paperback, hardcover, ebook
+    }
+
     @Managed var title: String?
     @Managed var pages: Int16
+    @Managed var format: Format
     @Managed var author: Author?
+
+    /// Not a model property: a key path through it has no Core Data key.
+    var displayTitle: String { "\(title ?? "Untitled") (\(pages) pages)" }
 }
 
 enum LibraryModel {
@@ -50,7 +58,7 @@ enum LibraryModel {
         author.properties = [attribute("name", .stringAttributeType), attribute("born", .dateAttributeType), books]
         book.properties = [
             attribute("title", .stringAttributeType), attribute("pages", .integer16AttributeType, default: 0),
-            writtenBy,
+            attribute("format", .integer16AttributeType, default: 0), writtenBy,
         ]
         let model = NSManagedObjectModel()
         model.entities = [author, book]
