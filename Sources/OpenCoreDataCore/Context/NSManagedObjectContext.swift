@@ -1,5 +1,15 @@
 import Synchronization
 
+/// How a context confines its work.
+public enum NSManagedObjectContextConcurrencyType: UInt, Sendable {
+    /// Deprecated by Apple: the context is used from the thread that created it.
+    case confinementConcurrencyType = 0
+    /// The context has its own private queue.
+    case privateQueueConcurrencyType = 1
+    /// The context's queue is the main queue.
+    case mainQueueConcurrencyType = 2
+}
+
 /// A scratch pad for managed objects: it fetches them, tracks their changes, validates and saves them, and
 /// undoes what you ask it to. A context and its objects are used only on the context's queue — through
 /// `perform(_:)`/`performAndWait(_:)`, or directly on the main thread for a main-queue context.
@@ -17,15 +27,8 @@ import Synchronization
 /// or an `async` main): a command-line program that uses a main-queue context from the main thread may call it
 /// directly; one that schedules work with `perform(_:)` on it must keep the main queue running.
 open class NSManagedObjectContext: NSObject, @unchecked Sendable {
-    /// How a context confines its work.
-    public enum ConcurrencyType: UInt, Sendable {
-        /// Deprecated by Apple: the context is used from the thread that created it.
-        case confinementConcurrencyType = 0
-        /// The context has its own private queue.
-        case privateQueueConcurrencyType = 1
-        /// The context's queue is the main queue.
-        case mainQueueConcurrencyType = 2
-    }
+    /// How a context confines its work (Apple's type is `NSManagedObjectContextConcurrencyType`).
+    public typealias ConcurrencyType = NSManagedObjectContextConcurrencyType
 
     /// When a block passed to the `async` `perform(schedule:_:)` runs.
     public enum ScheduledTaskType: Sendable {

@@ -193,3 +193,17 @@ extension NSManagedObjectContext {
         object.awakeFromSnapshotEvents(.mergePolicy)
     }
 }
+
+// The policies by their Objective-C-era global names, as older code assigns them
+// (`context.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy`).
+
+/// `NSMergePolicy.error`.
+public var NSErrorMergePolicy: Any { NSMergePolicy.error }
+/// `NSMergePolicy.mergeByPropertyStoreTrump`.
+public var NSMergeByPropertyStoreTrumpMergePolicy: Any { NSMergePolicy.mergeByPropertyStoreTrump }
+/// `NSMergePolicy.mergeByPropertyObjectTrump`.
+public var NSMergeByPropertyObjectTrumpMergePolicy: Any { NSMergePolicy.mergeByPropertyObjectTrump }
+/// `NSMergePolicy.overwrite`.
+public var NSOverwriteMergePolicy: Any { NSMergePolicy.overwrite }
+/// `NSMergePolicy.rollback`.
+public var NSRollbackMergePolicy: Any { NSMergePolicy.rollback }

@@ -129,7 +129,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
         }
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
-        return try _withLock {
+        let store = try _withLock {
             if storeURL != nil, storeType != NSInMemoryStoreType, !StoreLocation.isDevNull(url),
                 _stores.contains(where: { $0._url?.standardizedFileURL == url.standardizedFileURL })
             {
@@ -141,10 +141,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
             try store.loadMetadata()
             try store._checkCompatibility(with: _managedObjectModel, configuration: configuration)
-            _stores.append(store)
-            store.didAdd(to: self)
             return store
         }
+        _postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, added: [store])
+        _withLock {
+            _stores.append(store)
+            store.didAdd(to: self)
+        }
+        _postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, added: [store])
+        return store
     }
 
     /// Adds a store of `type` (Swift-style spelling of `addPersistentStore(ofType:…)`).
@@ -182,15 +187,21 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Removes a store from the coordinator.
     open func remove(_ store: NSPersistentStore) throws {
+        guard persistentStores.contains(where: { $0 === store }) else {
+            throw coreDataError(NSPersistentStoreOperationError, "The store \(store) is not part of this coordinator")
+        }
+        NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self)
+        _postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, removed: [store])
         try _withLock {
             guard let index = _stores.firstIndex(where: { $0 === store }) else {
                 throw coreDataError(
-                    NSPersistentStoreOperationError, "The store \(store) is not part of this coordinator")
+                    NSPersistentStoreOperationError, "The store \(store) was removed from this coordinator meanwhile")
             }
             store.willRemove(from: self)
             _stores.remove(at: index)
             store._coordinator = nil
         }
+        _postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, removed: [store])
     }
 
     /// The store at `URL`.
