@@ -52,10 +52,12 @@ let package = Package(
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataCore", "OpenCoreDataMacros"]),
         // Writes the NSManagedObject subclasses of a model's entities; run by the build plugin below.
         .executableTarget(name: "CoreDataModelGenerator", dependencies: ["XCDataModelFormat"]),
+        // Compiles a model into the .momd/.mom that Xcode's momc writes; run by the build plugin below.
+        .executableTarget(name: "CoreDataModelCompiler", dependencies: ["OpenCoreDataCore"]),
         .plugin(
             name: "CoreDataModelCodeGenerator",
             capability: .buildTool(),
-            dependencies: ["CoreDataModelGenerator"]
+            dependencies: ["CoreDataModelGenerator", "CoreDataModelCompiler"]
         ),
         // An app using a model bundle and the classes the plugin generates from it.
         .executableTarget(

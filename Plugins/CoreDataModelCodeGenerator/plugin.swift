@@ -1,9 +1,12 @@
 import Foundation
 import PackagePlugin
 
-/// Generates, for every Xcode model bundle (`.xcdatamodeld`) or model (`.xcdatamodel`) in a target's folder, the
-/// `NSManagedObject` subclasses Xcode's code generation writes (entities whose Codegen is "Class Definition" or
-/// "Category/Extension"), with OpenCoreData's `@Managed` in place of `@NSManaged`.
+/// Does for every Xcode model bundle (`.xcdatamodeld`) or model (`.xcdatamodel`) in a target's folder what Xcode
+/// does when it builds one:
+/// - generates the `NSManagedObject` subclasses Xcode's code generation writes (entities whose Codegen is "Class
+///   Definition" or "Category/Extension"), with OpenCoreData's `@Managed` in place of `@NSManaged`;
+/// - compiles the model into the target's resources as `Name.momd` (or `Name.mom`), as Xcode's model compiler does,
+///   so that code finding its model with `Bundle.module.url(forResource: "Name", withExtension: "momd")` works.
 ///
 /// ```swift
 /// .executableTarget(
@@ -17,16 +20,28 @@ import PackagePlugin
 struct CoreDataModelCodeGenerator: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         guard let target = target as? SourceModuleTarget else { return [] }
-        let tool = try context.tool(named: "CoreDataModelGenerator")
-        return Self.models(in: target.directoryURL).map { model in
+        let generator = try context.tool(named: "CoreDataModelGenerator")
+        let compiler = try context.tool(named: "CoreDataModelCompiler")
+        return Self.models(in: target.directoryURL).flatMap { model -> [Command] in
             let name = model.deletingPathExtension().lastPathComponent
-            let output = context.pluginWorkDirectoryURL.appendingPathComponent("\(name)+CoreDataModel.swift")
-            return .buildCommand(
-                displayName: "Generating Core Data classes from \(model.lastPathComponent)",
-                executable: tool.url,
-                arguments: [model.path, "--output", output.path],
-                inputFiles: Self.files(in: model),
-                outputFiles: [output])
+            let source = context.pluginWorkDirectoryURL.appendingPathComponent("\(name)+CoreDataModel.swift")
+            let compiled = context.pluginWorkDirectoryURL.appendingPathComponent(
+                name + (model.pathExtension == "xcdatamodeld" ? ".momd" : ".mom"))
+            return [
+                .buildCommand(
+                    displayName: "Generating Core Data classes from \(model.lastPathComponent)",
+                    executable: generator.url,
+                    arguments: [model.path, "--output", source.path],
+                    inputFiles: Self.files(in: model),
+                    outputFiles: [source]),
+                // Outputs that are not sources become resources of the target.
+                .buildCommand(
+                    displayName: "Compiling Core Data model \(model.lastPathComponent)",
+                    executable: compiler.url,
+                    arguments: [model.path, compiled.path],
+                    inputFiles: Self.files(in: model),
+                    outputFiles: [compiled]),
+            ]
         }
     }
 
