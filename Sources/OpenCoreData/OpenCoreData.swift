@@ -13,6 +13,7 @@
 // order: in type position, expressions, casts, extensions and generic constraints.
 // `Tests/ImportOrder*Tests` prove it for each order. `Foundation.NSPredicate` still names Foundation's class.
 //
+// The same holds for functions: `NSClassFromString` also finds classes by their unqualified Swift name.
 // A name added to OpenCoreDataCore that Foundation also declares must be added here.
 @_exported import OpenCoreDataCore
 @_exported import class OpenCoreDataCore.NSComparisonPredicate
@@ -20,3 +21,4 @@
 @_exported import class OpenCoreDataCore.NSExpression
 @_exported import class OpenCoreDataCore.NSPredicate
 @_exported import class OpenCoreDataCore.NSSortDescriptor
+@_exported import func OpenCoreDataCore.NSClassFromString

@@ -67,4 +67,17 @@ import OpenCoreData
         #expect(log.entries.last?.0 == .NSPersistentStoreCoordinatorStoresDidChange)
         #expect(log.entries.last?.removed == 1)
     }
+
+    #if !canImport(CoreData)
+    /// Ported classes lose their `@objc(Author)` runtime names (there is no Objective-C runtime), which code uses to
+    /// find an entity's class: `NSClassFromString(entity.managedObjectClassName)`. The unqualified name still finds
+    /// the class here; on Apple platforms it is `@objc(Author)` that makes it so.
+    @Test func classesAreFoundByTheirUnqualifiedNames() throws {
+        #expect(NSClassFromString("Author") == Author.self)
+        let entity = try #require(LibraryModel.shared.entitiesByName["Book"])
+        #expect(NSClassFromString(try #require(entity.managedObjectClassName)) == Book.self)
+        #expect(NSClassFromString("NSNumber") == NSNumber.self)
+        #expect(NSClassFromString("NoSuchClassAnywhere") == nil)
+    }
+    #endif
 }

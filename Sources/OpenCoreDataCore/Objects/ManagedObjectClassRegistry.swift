@@ -141,6 +141,15 @@ enum ManagedObjectClassRegistry {
         return nil
     }
 
+    /// The one `NSObject` subclass of the loaded images whose unqualified name is `name`, as the Objective-C runtime
+    /// finds an `@objc(Name)` class (see `NSClassFromString`); `nil` if there is none or several.
+    static func objectiveCStyleClass(named name: String) -> AnyClass? {
+        guard !name.isEmpty, !name.contains(".") else { return nil }
+        if let registered = state.withLock({ $0.classesByName[name] }), registered.count == 1 { return registered[0] }
+        let candidates = (imageIndex()[name] ?? []).compactMap { _typeByName($0) as? NSObject.Type }
+        return candidates.count == 1 ? candidates[0] : nil
+    }
+
     /// Class names of every loaded Swift image, short name to module-qualified names.
     private static func imageIndex() -> [String: [String]] {
         if let index = state.withLock({ $0.imageIndex }) { return index }
