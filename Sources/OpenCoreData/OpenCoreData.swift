@@ -16,9 +16,10 @@
 // The same holds for functions: `NSClassFromString` also finds classes by their unqualified Swift name.
 // A name added to OpenCoreDataCore that Foundation also declares must be added here.
 @_exported import OpenCoreDataCore
+
+@_exported import func OpenCoreDataCore.NSClassFromString
 @_exported import class OpenCoreDataCore.NSComparisonPredicate
 @_exported import class OpenCoreDataCore.NSCompoundPredicate
 @_exported import class OpenCoreDataCore.NSExpression
 @_exported import class OpenCoreDataCore.NSPredicate
 @_exported import class OpenCoreDataCore.NSSortDescriptor
-@_exported import func OpenCoreDataCore.NSClassFromString
