@@ -251,7 +251,7 @@ extension NSManagedObjectContext {
         _register(object)
         _inserted[ObjectIdentifier(object)] = object
         _eventInserted[ObjectIdentifier(object)] = object
-        _hasEventChanges = true
+        _noteEventChange()
         object.awakeFromInsert()
         if _registersUndo {
             _registerUndo(for: object, event: .undoInsertion) { object in
@@ -267,7 +267,7 @@ extension NSManagedObjectContext {
         _eventInserted[ObjectIdentifier(object)] = nil
         object._flags.remove(.inserted)
         _unregister(object)
-        _hasEventChanges = true
+        _noteEventChange()
         if _registersUndo {
             _registerUndo(for: object) { [unowned self] object in
                 self.insert(object)
@@ -300,7 +300,7 @@ extension NSManagedObjectContext {
         _updated[ObjectIdentifier(object)] = nil
         object._flags.remove(.updated)
         _pendingDeletes.append(object)
-        _hasEventChanges = true
+        _noteEventChange()
         if _registersUndo {
             _registerUndo(for: object, event: .undoDeletion) { object in
                 object._context?._undelete(object)
@@ -324,7 +324,7 @@ extension NSManagedObjectContext {
                 _updated[ObjectIdentifier(object)] = object
             }
         }
-        _hasEventChanges = true
+        _noteEventChange()
         if _registersUndo {
             _registerUndo(for: object) { object in
                 object._context?.delete(object)
@@ -336,13 +336,13 @@ extension NSManagedObjectContext {
     func _registerUpdated(_ object: NSManagedObject) {
         _updated[ObjectIdentifier(object)] = object
         _eventUpdated[ObjectIdentifier(object)] = object
-        _hasEventChanges = true
+        _noteEventChange()
     }
 
     /// Notes a change of an object in the current event: it is listed as updated in the end-of-event
     /// notification (unless inserted), and its per-event change record is cleared when the event ends.
     func _noteChange(of object: NSManagedObject) {
-        _hasEventChanges = true
+        _noteEventChange()
         if !object._flags.contains(.eventTouched) {
             object._flags.insert(.eventTouched)
             _eventTouched.append(object)

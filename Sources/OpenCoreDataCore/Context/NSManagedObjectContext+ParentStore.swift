@@ -101,7 +101,7 @@ extension NSManagedObjectContext: ObjectStoreParent {
                 _register(object)
                 _inserted[ObjectIdentifier(object)] = object
                 _eventInserted[ObjectIdentifier(object)] = object
-                _hasEventChanges = true
+                _noteEventChange()
                 local[change.objectID] = object
             }
             func resolve(_ id: NSManagedObjectID) -> NSManagedObject {

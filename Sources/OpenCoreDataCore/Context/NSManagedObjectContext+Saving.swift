@@ -1,5 +1,27 @@
 /// Processing pending changes, saving, rolling back, resetting and refreshing.
 extension NSManagedObjectContext {
+    /// Notes that the current event changed objects, so that it ends with `processPendingChanges()`.
+    @inline(__always)
+    func _noteEventChange() {
+        if !_hasEventChanges { _beginEvent() }
+    }
+
+    /// The first change of an event. Inside `perform` the event ends with the block; a main-queue context used
+    /// directly on the main thread ends it when the main queue next runs, as Apple's ends it with the run loop's
+    /// iteration, so that observers of the objects-did-change notification hear of changes without a save.
+    func _beginEvent() {
+        _hasEventChanges = true
+        // Only when used on the main queue, as it must be: the block below runs there.
+        guard concurrencyType == .mainQueueConcurrencyType, NSManagedObjectContext.currentContext.value !== self,
+            NSManagedObjectContext._isOnMainQueue
+        else { return }
+        let context = UncheckedSendable(WeakContextReference(context: self))
+        DispatchQueue.main.async {
+            guard let context = context.value.context, context._hasEventChanges else { return }
+            context.processPendingChanges()
+        }
+    }
+
     /// Applies delete rules, posts the objects-did-change notification and closes the undo group of the
     /// current event. Saving and fetching call it; call it yourself to see the effects of delete rules at once.
     public func processPendingChanges() {
@@ -308,11 +330,18 @@ extension NSManagedObjectContext {
         for object in deleted {
             object.willTurnIntoFault()
             object.didSave()
-            object._values = []
-            object._committed = nil
-            object._context = nil
-            object._flags.insert(.fault)
-            object.didTurnIntoFault()
+        }
+        // The deleted objects keep their values while the did-save notification is posted, as Apple's do: its
+        // observers (fetched results controllers, monitors filtering by predicate) read them. Then they become
+        // faults with no context.
+        defer {
+            for object in deleted {
+                object._values = []
+                object._committed = nil
+                object._context = nil
+                object._flags.insert(.fault)
+                object.didTurnIntoFault()
+            }
         }
         var info: [AnyHashable: Any] = [
             NSInsertedObjectsKey: savedInserted.objects, NSUpdatedObjectsKey: savedUpdated.objects,
@@ -464,7 +493,7 @@ extension NSManagedObjectContext {
         }
         object.awakeFromSnapshotEvents(.refresh)
         _eventRefreshed[ObjectIdentifier(object)] = object
-        _hasEventChanges = true
+        _noteEventChange()
     }
 
     /// Refreshes every registered object: unchanged ones become faults (which breaks reference cycles between

@@ -260,11 +260,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return DispatchQueue.getSpecific(key: NSManagedObjectContext.queueKey)?.context === self
                 || NSManagedObjectContext._current === self
         case .mainQueueConcurrencyType:
-            return Thread.isMainThread
+            return NSManagedObjectContext._isOnMainQueue
         case .confinementConcurrencyType:
             return true
         }
     }
+
+    /// Whether the caller runs on the main queue: on the main thread, or on the thread that drains the main queue
+    /// after `dispatchMain()` (which on Linux is not the main thread), as `@MainActor` code does.
+    static var _isOnMainQueue: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueMarker) != nil
+    }
+
+    private static let mainQueueMarker: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
     /// Runs `block` asynchronously on the context's queue.
     open func perform(_ block: @escaping () -> Void) {
@@ -309,7 +321,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // queue — and nothing else runs there meanwhile: use the main-queue context in place.
             return try _runOnQueue(block)
         }
-        let mainThreadWaits = Thread.isMainThread || NSManagedObjectContext.isAwaitedByMainThread(current)
+        let mainThreadWaits =
+            NSManagedObjectContext._isOnMainQueue || NSManagedObjectContext.isAwaitedByMainThread(current)
         let key = ObjectIdentifier(self)
         if mainThreadWaits {
             NSManagedObjectContext.mainThreadWaits.withLock { $0[key, default: 0] += 1 }

@@ -1,0 +1,71 @@
+// When a context tells observers about changes: a main-queue context used on the main thread ends its event (and
+// posts the objects-did-change notification) when the main queue next runs, as Apple's does at the end of the run
+// loop's iteration; and the objects a did-save notification lists still read their values.
+import Foundation
+import Testing
+
+#if canImport(CoreData)
+import CoreData
+#else
+import OpenCoreData
+#endif
+
+/// Collects notifications on the thread that posts them.
+private final class NotificationLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var notes: [Notification] = []
+    private var tokens: [NSObjectProtocol] = []
+
+    init(_ name: Notification.Name, object: AnyObject) {
+        tokens.append(
+            NotificationCenter.default.addObserver(forName: name, object: object, queue: nil) { [weak self] note in
+                self?.append(note)
+            })
+    }
+
+    private func append(_ note: Notification) { lock.withLock { notes.append(note) } }
+    var received: [Notification] { lock.withLock { notes } }
+
+    deinit { tokens.forEach(NotificationCenter.default.removeObserver) }
+}
+
+@Suite struct ContextEventTests {
+    @MainActor
+    @Test func aMainQueueContextPostsItsChangesWhenTheMainQueueRunsNext() async throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let context = container.viewContext
+        let log = NotificationLog(.NSManagedObjectContextObjectsDidChange, object: context)
+        let author = Author(context: context)
+        author.name = "Tove"
+        #expect(log.received.isEmpty)
+        for _ in 0..<100 where log.received.isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let inserted = log.received.first?.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>
+        #expect(log.received.count == 1)
+        #expect(inserted == [author])
+    }
+
+    @Test func objectsListedAsDeletedInADidSaveNotificationStillReadTheirValues() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let book = Book(context: context)
+            book.title = "The Big Nerd Ranch Guide"
+            try context.save()
+
+            final class Titles: @unchecked Sendable { var deleted: [String?] = [] }
+            let titles = Titles()
+            let token = NotificationCenter.default.addObserver(
+                forName: .NSManagedObjectContextDidSave, object: context, queue: nil
+            ) { note in
+                let deleted = note.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject> ?? []
+                titles.deleted += deleted.map { $0.value(forKey: "title") as? String }
+            }
+            defer { NotificationCenter.default.removeObserver(token) }
+            context.delete(book)
+            try context.save()
+            #expect(titles.deleted == ["The Big Nerd Ranch Guide"])
+        }
+    }
+}
