@@ -68,4 +68,21 @@ private final class NotificationLog: @unchecked Sendable {
             #expect(titles.deleted == ["The Big Nerd Ranch Guide"])
         }
     }
+
+    @Test func anObjectInsertedAndDeletedInOneEventIsAnnouncedAsDeleted() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let context = container.newBackgroundContext()
+        let log = NotificationLog(.NSManagedObjectContextObjectsDidChange, object: context)
+        let deletedIDs = context.performAndWait {
+            let author = Author(context: context)
+            context.delete(author)
+            return [author.objectID]
+        }
+        let note = try #require(log.received.last)
+        let deleted = note.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject> ?? []
+        let inserted = note.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> ?? []
+        #expect(deleted.map(\.objectID) == deletedIDs)
+        #expect(inserted.isEmpty)
+        #expect(context.performAndWait { context.insertedObjects.isEmpty && context.deletedObjects.isEmpty })
+    }
 }

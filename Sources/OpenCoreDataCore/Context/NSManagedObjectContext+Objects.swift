@@ -290,13 +290,14 @@ extension NSManagedObjectContext {
         object._flags.insert(.deleted)
         object._flags.insert(.pendingDeletePropagation)
         if object._flags.contains(.inserted) {
-            // An object deleted before it was ever saved simply leaves the insertions.
+            // An object deleted before it was ever saved leaves the insertions and is not deleted from a store, but
+            // observers of the end of the event hear of its deletion, as they did of its insertion.
             _inserted[ObjectIdentifier(object)] = nil
             _eventInserted[ObjectIdentifier(object)] = nil
         } else {
             _deleted[ObjectIdentifier(object)] = object
-            _eventDeleted[ObjectIdentifier(object)] = object
         }
+        _eventDeleted[ObjectIdentifier(object)] = object
         _updated[ObjectIdentifier(object)] = nil
         object._flags.remove(.updated)
         _pendingDeletes.append(object)
@@ -314,11 +315,11 @@ extension NSManagedObjectContext {
         object._flags.remove(.deleted)
         object._flags.remove(.pendingDeletePropagation)
         _pendingDeletes.removeAll { $0 === object }
+        _eventDeleted[ObjectIdentifier(object)] = nil
         if object._flags.contains(.inserted) {
             _inserted[ObjectIdentifier(object)] = object
         } else {
             _deleted[ObjectIdentifier(object)] = nil
-            _eventDeleted[ObjectIdentifier(object)] = nil
             if !object._changed.isEmpty {
                 object._flags.insert(.updated)
                 _updated[ObjectIdentifier(object)] = object
