@@ -96,6 +96,7 @@ extension NSManagedObjectContext {
                 NSPersistentStoreOperationError,
                 "The context \(_debugName) has neither a persistent store coordinator nor a parent context")
         }
+        _adoptPermanentIDs()
         let entity = _resolveEntity(original)
         let request = original.copy() as! NSFetchRequest<NSFetchRequestResult>
         request.entity = entity

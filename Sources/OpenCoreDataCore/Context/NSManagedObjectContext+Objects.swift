@@ -79,11 +79,30 @@ extension NSManagedObjectContext {
 
     /// Gives a registered object a new ID (a temporary one becoming permanent).
     func _changeID(of object: NSManagedObject, to newID: NSManagedObjectID) {
-        if _registry[object._objectID]?.takeUnretainedValue() === object {
-            _registry[object._objectID] = nil
+        let oldID = object._objectID
+        if _registry[oldID]?.takeUnretainedValue() === object {
+            _registry[oldID] = nil
         }
         object._objectID = newID
         _registry[newID] = Unmanaged.passUnretained(object)
+        if oldID.isTemporaryID, !newID.isTemporaryID, !_children.isEmpty { _successors[oldID] = newID }
+    }
+
+    /// Gives the objects this context saved into its parent the permanent IDs the parent has since given them (by
+    /// saving to its store), so that the child's objects stay unique: a fetch that finds their rows returns them,
+    /// not second objects. Work already queued on the parent (its save, often) runs first.
+    func _adoptPermanentIDs() {
+        guard !_awaitingPermanentIDs.isEmpty, let parent = _parentContext else { return }
+        let awaiting = _awaitingPermanentIDs
+        let found = parent._asParent {
+            awaiting.compactMap { id in parent._successors.removeValue(forKey: id).map { (id, $0) } }
+        }
+        guard !found.isEmpty else { return }
+        for (temporary, permanent) in found {
+            if let object = _registry[temporary]?.takeUnretainedValue() { _changeID(of: object, to: permanent) }
+        }
+        let adopted = Set(found.map(\.0))
+        _awaitingPermanentIDs.removeAll { adopted.contains($0) }
     }
 
     /// The entity of the context's model whose objects are of `objectClass` (for `init(context:)`). The last answer
@@ -111,12 +130,15 @@ extension NSManagedObjectContext {
     public func object(with objectID: NSManagedObjectID) -> NSManagedObject {
         _assertOnQueue()
         if let registered = _registry[objectID] { return registered.takeUnretainedValue() }
+        _adoptPermanentIDs()
+        if let registered = _registry[objectID] { return registered.takeUnretainedValue() }
         return _materialize(objectID, row: nil)
     }
 
     /// The object for `objectID`, loading its values; throws if the object does not exist.
     public func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
         _assertOnQueue()
+        if _registry[objectID] == nil { _adoptPermanentIDs() }
         if let registered = _registry[objectID]?.takeUnretainedValue() {
             if registered.isFault { _fulfillFault(of: registered) }
             guard !registered._flags.contains(.inaccessible) else { throw _missingObjectError(objectID) }

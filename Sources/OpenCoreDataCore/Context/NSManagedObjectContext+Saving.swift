@@ -306,6 +306,7 @@ extension NSManagedObjectContext {
         for object in inserted {
             commitValues(of: object)
             savedInserted.add(object)
+            if _parentContext != nil, object._objectID.isTemporaryID { _awaitingPermanentIDs.append(object._objectID) }
         }
         for object in updated {
             commitValues(of: object)

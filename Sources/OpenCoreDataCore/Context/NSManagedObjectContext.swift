@@ -164,6 +164,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     var _children: [WeakContextReference] = []
+    /// The permanent IDs this context gave objects that a child saved into it with temporary IDs, for the child
+    /// to take up (see `_adoptPermanentIDs()`). Used on this context's queue.
+    var _successors: [NSManagedObjectID: NSManagedObjectID] = [:]
+    /// Temporary IDs of objects this context saved into its parent context, whose permanent IDs the parent may
+    /// give them when it saves in turn.
+    var _awaitingPermanentIDs: [NSManagedObjectID] = []
 
     func _registerChild(_ child: NSManagedObjectContext) {
         _children.removeAll { $0.context == nil }

@@ -1,0 +1,37 @@
+// Objects a child context saved into its parent are the same objects after the parent saves them to the store:
+// uniquing holds within a context, so a fetch in the child that finds their rows returns them.
+import Foundation
+import Testing
+
+#if canImport(CoreData)
+import CoreData
+#else
+import OpenCoreData
+#endif
+
+@Suite struct NestedContextTests {
+    @Test func aChildsObjectsStayUniqueAfterItsParentSaves() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let parent = container.newBackgroundContext()
+        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = parent
+        try child.performAndWait {
+            let kept = Book(context: child)
+            kept.title = "Kept"
+            let other = Book(context: child)
+            other.title = "Other"
+            try child.save()
+            try parent.performAndWait { try parent.save() }
+
+            let request = NSFetchRequest<Book>(entityName: "Book")
+            request.sortDescriptors = [NSSortDescriptor(key: "title", ascending: true)]
+            let fetched = try child.fetch(request)
+            #expect(fetched.count == 2)
+            #expect(fetched.first === kept)
+            #expect(fetched.last === other)
+
+            request.predicate = NSPredicate(format: "NOT (SELF IN %@)", [kept])
+            #expect(try child.fetch(request).map(\.title) == ["Other"])
+        }
+    }
+}
