@@ -84,6 +84,17 @@ extension NSExpression {
             return value
         case .symbolicIndex(let index):
             return index.rawValue
+        case .fetch(let request, let context, let countOnly):
+            let requestValue = request.value(object, in: scope)
+            guard
+                let executor = PredicateValueComparison.unwrap(context.value(object, in: scope))
+                    as? any PredicateFetchExecuting
+            else {
+                preconditionFailure(
+                    "FETCH: \(context.expressionFormat) is not a managed object context; FETCH needs one to execute "
+                        + "\(request.expressionFormat)")
+            }
+            return executor.executeFetchExpression(requestValue, countOnly: countOnly)
         }
     }
 
@@ -133,6 +144,8 @@ extension NSExpression {
             return NSExpression(kind: .conditional(predicate.substituting(variables), sub(whenTrue), sub(whenFalse)))
         case .assignment(let name, let expression):
             return NSExpression(kind: .assignment(name, sub(expression)))
+        case .fetch(let request, let context, let countOnly):
+            return NSFetchRequestExpression(kind: .fetch(sub(request), context: sub(context), countOnly: countOnly))
         }
     }
 }
