@@ -196,6 +196,18 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try FileManager.default.copyItem(at: source, to: destination)
     }
 
+    /// Migrates the store at `sourceURL` into a store at `destinationURL` with an inferred mapping model, the way this
+    /// store type can do it without loading objects (the SQLite store: a copy of the file migrated in place with
+    /// SQL). Returns `false` when the store type has no such way, and the migration manager migrates object by
+    /// object.
+    class func _migrateInferred(
+        from sourceURL: URL, options sourceOptions: [AnyHashable: Any]?, to destinationURL: URL,
+        options destinationOptions: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel
+    ) throws -> Bool {
+        false
+    }
+
     open override var description: String {
         "<\(String(describing: Swift.type(of: self))): \(Unmanaged.passUnretained(self).toOpaque())> (URL: "
             + "\(_url?.absoluteString ?? "(null)"))"

@@ -72,7 +72,9 @@ extension NSExpression {
             if let constantAggregate { return constantAggregate }
             return expressions.map { $0.value(object, in: scope) ?? NSNull() }
         case .anyKey:
-            preconditionFailure("ANYKEY expressions are for Spotlight queries and cannot be evaluated")
+            let message = "ANYKEY expressions are for Spotlight queries and cannot be evaluated"
+            if PredicateFunctionDispatch.report(message) { return nil }
+            preconditionFailure(message)
         case .block(let block, let arguments):
             return block(object, arguments ?? [], scope.context)
         case .conditional(let predicate, let whenTrue, let whenFalse):
@@ -90,9 +92,11 @@ extension NSExpression {
                 let executor = PredicateValueComparison.unwrap(context.value(object, in: scope))
                     as? any PredicateFetchExecuting
             else {
-                preconditionFailure(
+                let message =
                     "FETCH: \(context.expressionFormat) is not a managed object context; FETCH needs one to execute "
-                        + "\(request.expressionFormat)")
+                    + "\(request.expressionFormat)"
+                if PredicateFunctionDispatch.report(message) { return nil }
+                preconditionFailure(message)
             }
             return executor.executeFetchExpression(requestValue, countOnly: countOnly)
         }

@@ -71,11 +71,14 @@ enum MigrationCorpus {
         }
     }
 
-    /// The bytes of a store file and its companions, to show that something left them alone.
+    /// The bytes of a store file and of its write-ahead log, to show that something left them alone. An empty log
+    /// holds nothing (SQLite creates one beside a WAL store it opens read-only), so it counts as none.
     static func contents(of store: URL) -> [String: Data] {
         var files: [String: Data] = [:]
         for suffix in ["", "-wal"] {
-            if let data = FileManager.default.contents(atPath: store.path + suffix) { files[suffix] = data }
+            if let data = FileManager.default.contents(atPath: store.path + suffix), !data.isEmpty || suffix.isEmpty {
+                files[suffix] = data
+            }
         }
         return files
     }

@@ -118,18 +118,21 @@ struct ArchivedPredicateDecoder {
             guard let selector = try archive.string(object["NSSelectorName"]) else {
                 throw Failure(description: "a function expression has no selector")
             }
+            // The format's `%@` arguments are taken in order: the target and the selector before the arguments.
+            let operand = try archive.object(object["NSOperand"])
+            var prefix: [String] = []
+            if let operand, try archive.string(operand["NSConstantValueClassName"]) == nil {
+                prefix = [try expressionFormat(operand, arguments: &arguments, depth: depth + 1), "%@"]
+                arguments.append(selector)
+            } else if operand == nil {
+                throw Failure(description: "a function expression has no operand")
+            }
             let parts = try archive.elements(object["NSArguments"]).map { element -> String in
                 guard let argument = try archive.object(element) else { return "nil" }
                 return try expressionFormat(argument, arguments: &arguments, depth: depth + 1)
             }
-            let operand = try archive.object(object["NSOperand"])
-            if let operand, try archive.string(operand["NSConstantValueClassName"]) != nil {
-                return "\(selector)(\(parts.joined(separator: ", ")))"
-            }
-            guard let operand else { throw Failure(description: "a function expression has no operand") }
-            let target = try expressionFormat(operand, arguments: &arguments, depth: depth + 1)
-            arguments.append(selector)
-            return "FUNCTION(\(([target, "%@"] + parts).joined(separator: ", ")))"
+            if prefix.isEmpty { return "\(selector)(\(parts.joined(separator: ", ")))" }
+            return "FUNCTION(\((prefix + parts).joined(separator: ", ")))"
         case 10:
             guard let keyPath = try archive.string(object["NSKeyPath"]) else {
                 throw Failure(description: "a key path specifier has no key path")
