@@ -208,6 +208,21 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         false
     }
 
+    /// Migrates the store at `url` in place with an inferred mapping model, if this store type can (the SQLite
+    /// store, with SQL); `false` when it cannot, having changed nothing.
+    class func _migrateInPlace(
+        at url: URL, configuration: String?, options: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel
+    ) throws -> Bool {
+        false
+    }
+
+    /// The model the store at `url` keeps a copy of (the SQLite store's `Z_MODELCACHE`), if any: migration's source
+    /// model when no bundle has it.
+    class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
+        nil
+    }
+
     open override var description: String {
         "<\(String(describing: Swift.type(of: self))): \(Unmanaged.passUnretained(self).toOpaque())> (URL: "
             + "\(_url?.absoluteString ?? "(null)"))"

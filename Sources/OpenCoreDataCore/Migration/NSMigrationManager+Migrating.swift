@@ -69,6 +69,19 @@ extension NSMigrationManager {
                     + "model: " + (error as NSError).localizedDescription,
                 userInfo: [NSUnderlyingErrorKey: error, NSURLErrorKey: destinationURL])
         }
+        // A new destination store continues the source store: its UUID and the user's own metadata carry over, as
+        // Apple's framework carries them.
+        if createdFiles.contains(where: { $0.path == destinationURL.path }),
+            let sourceMetadata = sourceCoordinator.persistentStores.first?.metadata,
+            let destinationStore = destinationCoordinator.persistentStores.first
+        {
+            var metadata = destinationStore.metadata ?? [:]
+            for (key, value) in sourceMetadata where !key.hasPrefix("NS") && !key.hasPrefix("_NS") {
+                metadata[key] = value
+            }
+            metadata[NSStoreUUIDKey] = sourceMetadata[NSStoreUUIDKey] ?? metadata[NSStoreUUIDKey]
+            destinationCoordinator.setMetadata(metadata, for: destinationStore)
+        }
         let sourceContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         sourceContext.persistentStoreCoordinator = sourceCoordinator
         sourceContext.undoManager = nil
