@@ -115,3 +115,120 @@ extension NSPersistentStoreCoordinator {
         try storeClass._replaceStore(at: url, withStoreAt: migrated)
     }
 }
+
+// MARK: Moving a store to another location or type
+
+extension NSPersistentStoreCoordinator {
+    /// Copies the objects of `store` into a new store of `storeType` at `URL`, which takes its place in the
+    /// coordinator: `store` is removed (its file, if any, is left as it is) and the new store is returned. This is how
+    /// a store moves between locations and types — an in-memory store saved to a SQLite file, a SQLite store turned
+    /// into an in-memory one.
+    ///
+    /// ```swift
+    /// let onDisk = try coordinator.migratePersistentStore(
+    ///     memoryStore, to: fileURL, options: nil, withType: NSSQLiteStoreType)
+    /// ```
+    ///
+    /// The objects get new object IDs, of the new store; the store's own metadata keys carry over. If the copy fails,
+    /// the coordinator keeps `store`, and the new store's files are removed.
+    @discardableResult
+    public func migratePersistentStore(
+        _ store: NSPersistentStore, to URL: URL, options: [AnyHashable: Any]? = nil, withType storeType: String
+    ) throws -> NSPersistentStore {
+        guard persistentStores.contains(where: { $0 === store }) else {
+            throw coreDataError(
+                NSPersistentStoreOperationError,
+                "Cannot migrate the store \(store): it is not a store of this coordinator")
+        }
+        if let current = store._url, storeType != NSInMemoryStoreType, !StoreLocation.isDevNull(URL),
+            current.standardizedFileURL == URL.standardizedFileURL
+        {
+            throw coreDataError(
+                NSPersistentStoreOperationError,
+                "Cannot migrate the store at \(URL.path) onto itself; give another location",
+                userInfo: [NSURLErrorKey: URL])
+        }
+        let created = MigrationFiles.absent(at: URL)
+        var copyOptions = options ?? [:]
+        copyOptions[NSMigratePersistentStoresAutomaticallyOption] = false
+        let configuration = store._configurationName == "PF_DEFAULT_CONFIGURATION_NAME" ? nil : store._configurationName
+        let destination = try addPersistentStore(
+            ofType: storeType, configurationName: configuration, at: URL, options: copyOptions)
+        do {
+            try _copyObjects(of: store, to: destination)
+            try remove(store)
+            return destination
+        } catch {
+            try? remove(destination)
+            MigrationFiles.remove(created)
+            throw coreDataError(
+                NSPersistentStoreOperationError,
+                "The store could not be migrated to \(URL.path): " + (error as NSError).localizedDescription,
+                userInfo: [NSUnderlyingErrorKey: error, NSURLErrorKey: URL])
+        }
+    }
+
+    /// Copies the objects of `store` to a new store of `type` at `URL` (Swift-style spelling of
+    /// `migratePersistentStore(_:to:options:withType:)`).
+    @discardableResult
+    public func migratePersistentStore(
+        _ store: NSPersistentStore, to URL: URL, options: [AnyHashable: Any]? = nil,
+        type storeType: NSPersistentStore.StoreType
+    ) throws -> NSPersistentStore {
+        try migratePersistentStore(store, to: URL, options: options, withType: storeType.rawValue)
+    }
+
+    /// Copies every object of `store`, with its attributes and its relationships within the store, into
+    /// `destination`, in one save.
+    func _copyObjects(of store: NSPersistentStore, to destination: NSPersistentStore) throws {
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = self
+        context.undoManager = nil
+        let entities = _managedObjectModel.entities(forConfigurationName: store._configurationName) ?? []
+        var copies: [NSManagedObjectID: NSManagedObject] = [:]
+        var originals: [NSManagedObject] = []
+        for entity in entities where !entity._isAbstract {
+            let request = NSFetchRequest<NSManagedObject>(entityName: entity._name ?? "")
+            request.entity = entity
+            request.includesSubentities = false
+            request.affectedStores = [store]
+            request.returnsObjectsAsFaults = false
+            request.includesPendingChanges = false
+            let objectClass = ManagedObjectClassRegistry.objectClass(for: entity)
+            var made: [NSManagedObject] = []
+            for original in try context.fetch(request) {
+                let copy = objectClass.init(entity: entity, insertInto: context)
+                for attribute in entity._caches.attributesByName.values
+                where !attribute._isTransient && !(attribute is NSDerivedAttributeDescription) {
+                    copy.setPrimitiveValue(original.primitiveValue(forKey: attribute._name), forKey: attribute._name)
+                }
+                copies[original.objectID] = copy
+                originals.append(original)
+                made.append(copy)
+            }
+            try context._assign(made, to: destination)
+        }
+        for original in originals {
+            guard let copy = copies[original.objectID] else { continue }
+            for relationship in original._entity._caches.relationshipsByName.values where !relationship._isTransient {
+                let name = relationship._name
+                if relationship.isToMany {
+                    let targets = MigrationAssociations.objects(original.value(forKey: name)) ?? []
+                    let mapped = targets.compactMap { copies[$0.objectID] }
+                    copy.setPrimitiveValue(
+                        relationship._isOrdered ? NSOrderedSet(array: mapped) as Any : Set(mapped) as Any, forKey: name)
+                } else if let target = original.value(forKey: name) as? NSManagedObject,
+                    let mapped = copies[target.objectID]
+                {
+                    copy.setPrimitiveValue(mapped, forKey: name)
+                }
+            }
+        }
+        if let metadata = store.metadata {
+            var carried = destination.metadata ?? [:]
+            for (key, value) in metadata where !key.hasPrefix("NS") && !key.hasPrefix("_NS") { carried[key] = value }
+            setMetadata(carried, for: destination)
+        }
+        try context.save()
+    }
+}
