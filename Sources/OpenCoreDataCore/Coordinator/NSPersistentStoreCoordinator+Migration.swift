@@ -16,17 +16,28 @@ extension NSPersistentStoreCoordinator {
         }
     }
 
-    /// Migrates the store at `url` to the coordinator's model if its metadata names another model version.
+    /// Migrates the store at `url` to the coordinator's model if its metadata names another model version: through
+    /// the stages of a staged migration manager if the options give one, then, if the store still needs it and the
+    /// options ask for it, with a mapping model from the bundles or an inferred one.
     func _migrateStoreIfNeeded(
         _ storeClass: NSPersistentStore.Type, type: String, at url: URL, configuration: String?,
         options: [AnyHashable: Any]?
     ) throws {
         // A store that is not there, or not a store, is for opening to judge.
-        guard let metadata = try? storeClass.metadataForPersistentStore(with: url),
+        guard var metadata = try? storeClass.metadataForPersistentStore(with: url),
             metadata[NSStoreModelVersionHashesKey] != nil,
             !_managedObjectModel.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata),
             !Self._isSet(options?[NSReadOnlyPersistentStoreOption])
         else { return }
+        if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
+            try _runStages(
+                of: staged, storeClass, type: type, at: url, configuration: configuration, metadata: metadata)
+            guard let updated = try? storeClass.metadataForPersistentStore(with: url),
+                !_managedObjectModel.isConfiguration(withName: configuration, compatibleWithStoreMetadata: updated)
+            else { return }
+            metadata = updated
+        }
+        guard Self._isSet(options?[NSMigratePersistentStoresAutomaticallyOption]) else { return }
         let destinationModel = _managedObjectModel
         guard let sourceModel = Self._sourceModel(forStoreMetadata: metadata, storeClass: storeClass, at: url) else {
             throw coreDataError(
@@ -59,6 +70,18 @@ extension NSPersistentStoreCoordinator {
                     + "NSInferMappingModelAutomaticallyOption for lightweight migration",
                 userInfo: [NSURLErrorKey: url])
         }
+        try Self._migrate(
+            storeClass, type: type, at: url, configuration: configuration, options: options, from: sourceModel,
+            to: destinationModel, mapping: mapping)
+    }
+
+    /// Migrates the store at `url` with `mapping`: in place when the store type can (an inferred mapping, SQLite),
+    /// else object by object through a copy. Errors are Core Data's migration errors.
+    static func _migrate(
+        _ storeClass: NSPersistentStore.Type, type: String, at url: URL, configuration: String?,
+        options: [AnyHashable: Any]?, from sourceModel: NSManagedObjectModel, to destinationModel: NSManagedObjectModel,
+        mapping: NSMappingModel
+    ) throws {
         do {
             if mapping._isInferred,
                 try storeClass._migrateInPlace(
@@ -67,7 +90,7 @@ extension NSPersistentStoreCoordinator {
             {
                 return
             }
-            try Self._migrateThroughCopy(
+            try _migrateThroughCopy(
                 storeClass, type: type, at: url, options: options, sourceModel: sourceModel,
                 destinationModel: destinationModel, mapping: mapping)
         } catch let error as NSError
@@ -79,6 +102,123 @@ extension NSPersistentStoreCoordinator {
                 NSMigrationError,
                 "The store at \(url.path) could not be migrated and is left as it was: "
                     + (error as NSError).localizedDescription,
+                userInfo: [NSUnderlyingErrorKey: error, NSURLErrorKey: url])
+        }
+    }
+
+    // MARK: Staged migration
+
+    /// Runs the stages that apply to the store, in order, each a lightweight migration (with a custom stage's
+    /// handlers around it).
+    func _runStages(
+        of manager: NSStagedMigrationManager, _ storeClass: NSPersistentStore.Type, type: String, at url: URL,
+        configuration: String?, metadata: [String: Any]
+    ) throws {
+        var models: [String: NSManagedObjectModel] = [:]
+        func know(_ model: NSManagedObjectModel) {
+            models[model.versionChecksum] = models[model.versionChecksum] ?? model
+        }
+        for case let stage as NSCustomMigrationStage in manager.stages {
+            know(try stage.currentModel._resolve())
+            know(try stage.nextModel._resolve())
+        }
+        know(_managedObjectModel)
+        if let cached = storeClass._cachedModel(at: url) { know(cached) }
+        var searchedBundles = false
+        func model(_ checksum: String, stage: NSMigrationStage) throws -> NSManagedObjectModel {
+            if models[checksum] == nil, !searchedBundles {
+                searchedBundles = true
+                for modelURL in ModelBundleLocator.modelURLs(in: ModelBundleLocator.candidateBundles()) {
+                    for version in (try? NSManagedObjectModel.versionsOfModel(at: modelURL)) ?? [] {
+                        know(version.model)
+                    }
+                }
+            }
+            guard let found = models[checksum] else {
+                throw coreDataError(
+                    NSMigrationMissingSourceModelError,
+                    "The migration stage \(stage.label.map { "'\($0)' " } ?? "")names the model version with checksum "
+                        + "\(checksum), which no model reference, bundle or the store has",
+                    userInfo: [NSURLErrorKey: url])
+            }
+            return found
+        }
+        var hashes: [String: Data] = [:]
+        for (name, value) in metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:] {
+            if let hash = ModelVersionHasher.storedHash(value) { hashes[name] = hash }
+        }
+        var checksum = ModelVersionHasher.versionChecksum(of: hashes)
+        for stage in manager.stages {
+            switch stage {
+            case let lightweight as NSLightweightMigrationStage:
+                guard let position = lightweight.versionChecksums.firstIndex(of: checksum),
+                    position < lightweight.versionChecksums.count - 1, let target = lightweight.versionChecksums.last
+                else { continue }
+                try _migrateInferred(
+                    storeClass, type: type, at: url, configuration: configuration,
+                    from: try model(checksum, stage: stage), to: try model(target, stage: stage))
+                checksum = target
+            case let custom as NSCustomMigrationStage:
+                guard custom.currentModel.versionChecksum == checksum else { continue }
+                let current = try custom.currentModel._resolve()
+                let next = try custom.nextModel._resolve()
+                if let handler = custom.willMigrateHandler {
+                    try _withContainer(current, manager, type: type, at: url, configuration: configuration) {
+                        try handler(manager, custom)
+                    }
+                }
+                try _migrateInferred(
+                    storeClass, type: type, at: url, configuration: configuration, from: current, to: next)
+                checksum = next.versionChecksum
+                if let handler = custom.didMigrateHandler {
+                    try _withContainer(next, manager, type: type, at: url, configuration: configuration) {
+                        try handler(manager, custom)
+                    }
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    private func _migrateInferred(
+        _ storeClass: NSPersistentStore.Type, type: String, at url: URL, configuration: String?,
+        from source: NSManagedObjectModel, to destination: NSManagedObjectModel
+    ) throws {
+        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
+        try Self._migrate(
+            storeClass, type: type, at: url, configuration: configuration, options: nil, from: source,
+            to: destination, mapping: mapping)
+    }
+
+    /// Runs a custom stage's handler with the manager's container loaded on the store at `model`.
+    private func _withContainer(
+        _ model: NSManagedObjectModel, _ manager: NSStagedMigrationManager, type: String, at url: URL,
+        configuration: String?, _ body: () throws -> Void
+    ) throws {
+        let container = NSPersistentContainer(name: "StagedMigration", managedObjectModel: model)
+        let description = NSPersistentStoreDescription(url: url)
+        description.type = type
+        description.configuration = configuration
+        description.shouldMigrateStoreAutomatically = false
+        description.shouldInferMappingModelAutomatically = false
+        container.persistentStoreDescriptions = [description]
+        var loadError: (any Error)?
+        container.loadPersistentStores { _, error in loadError = error }
+        defer {
+            manager._container = nil
+            for store in container.persistentStoreCoordinator.persistentStores {
+                try? container.persistentStoreCoordinator.remove(store)
+            }
+        }
+        if let loadError { throw loadError }
+        manager._container = container
+        do {
+            try body()
+        } catch {
+            throw coreDataError(
+                NSMigrationError,
+                "A custom migration stage's handler failed: \((error as NSError).localizedDescription)",
                 userInfo: [NSUnderlyingErrorKey: error, NSURLErrorKey: url])
         }
     }

@@ -139,6 +139,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             if storeURL != nil, !StoreLocation.isDevNull(url),
                 Self._isSet(options?[NSMigratePersistentStoresAutomaticallyOption])
+                    || options?[NSPersistentStoreStagedMigrationManagerOptionKey] != nil
             {
                 try _migrateStoreIfNeeded(
                     storeClass, type: storeType, at: url, configuration: configuration, options: options)
