@@ -4,6 +4,12 @@ import Testing
 
 @_spi(Testing) @testable import OpenCoreDataCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Lightweight migration: the inferred mapping model, the options that ask for it when a store is added, and the
 /// SQLite store's migration in place.
 @Suite struct LightweightMigrationTests {
@@ -235,6 +241,32 @@ import Testing
             #expect(MigrationCorpus.contents(of: url) == before, "failing after \(failAfter) statements")
         }
         try SQLiteStack.close(try SQLiteStack.coordinator(Self.library(version: 1), at: url))
+    }
+
+    /// A process killed in the middle of a migration leaves the store as it was: the store file itself untouched
+    /// (what the migration wrote is in the log, uncommitted), the data whole with the old model, and the migration
+    /// runs again on the next open.
+    @Test func aProcessKilledHalfWayThroughAMigrationLeavesTheStoreAsItWas() async throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store("Library.sqlite")
+        try Self.writeLibrary(to: url)
+        let before = try Data(contentsOf: url)
+        await #expect(processExitsWith: .signal(SIGKILL)) { [path = url.path as String] in
+            let url = URL(fileURLWithPath: path)
+            SQLiteLightweightMigration.injectedKills.withLock { $0[url.standardizedFileURL.path] = 9 }
+            _ = try? SQLiteStack.coordinator(
+                LightweightMigrationTests.library(version: 2), at: url, options: LightweightMigrationTests.automatic)
+        }
+        #expect(try Data(contentsOf: url) == before)
+        #expect(try RawSQLite.query(url, "PRAGMA integrity_check") == [[.text("ok")]])
+        let old = try SQLiteStack.coordinator(Self.library(version: 1), at: url)
+        let context = SQLiteStack.context(old)
+        let books = try context.performAndWait {
+            try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Book"))
+        }
+        #expect(books == 3)
+        try SQLiteStack.close(old)
+        try SQLiteStack.close(try SQLiteStack.coordinator(Self.library(version: 2), at: url, options: Self.automatic))
     }
 
     /// wibosco's version-4 model adds an attribute with a default to version 3: its Apple-written store migrates in

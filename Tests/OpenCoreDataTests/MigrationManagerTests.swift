@@ -188,9 +188,15 @@ final class CancellingPolicy: NSEntityMigrationPolicy {
         let manager = NSMigrationManager(
             sourceModel: Self.peopleModel(version: 1), destinationModel: Self.peopleModel(version: 2))
         #expect(manager.migrationProgress == 0)
+        // The migration reports to the thread's current progress, as Foundation's implicit progress trees work.
+        let parent = Progress(totalUnitCount: 1)
+        parent.becomeCurrent(withPendingUnitCount: 1)
         try manager.migrateStore(
             from: source, type: .sqlite, mapping: Self.peopleMapping(policy: "RecordingPolicy"), to: destination,
             type: .sqlite)
+        parent.resignCurrent()
+        #expect(parent.fractionCompleted == 1)
+        #expect(manager.progress?.completedUnitCount == manager.progress?.totalUnitCount)
         // Bob is 12: the source fetch's predicate leaves him behind.
         let people = try Self.people(at: destination)
         #expect(Set(people.keys) == ["ada", "cleo"])

@@ -1,6 +1,14 @@
 import CSQLite
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // Lightweight migration of a SQLite store in place, with SQL only, as Apple's framework does for an inferred
 // mapping model: no object is loaded, so a table migrates at the speed of SQLite copying it.
 //
@@ -22,9 +30,11 @@ struct SQLiteLightweightMigration {
         let description: String
     }
 
-    /// For tests: the migration of the store at a path fails after that many statements, as a crash or a full disk
-    /// would stop it.
+    /// For tests: the migration of the store at a path fails after that many statements, as a full disk would stop
+    /// it.
     static let injectedFailures = Mutex<[String: Int]>([:])
+    /// For tests: the process is killed (SIGKILL) after that many statements of the migration of the store at a path.
+    static let injectedKills = Mutex<[String: Int]>([:])
 
     let connection: SQLiteConnection
     let url: URL
@@ -35,6 +45,7 @@ struct SQLiteLightweightMigration {
     let destination: SQLiteModelMapping
     private var executed = 0
     private let failAfter: Int?
+    private let killAfter: Int?
     /// The current name of each source table: renamed aside while its destination table is built.
     private var currentName: [String: String] = [:]
     /// Each destination entity number with the source entity and entity mapping it migrates from.
@@ -69,6 +80,7 @@ struct SQLiteLightweightMigration {
         source = SQLiteModelMapping(model: sourceModel, configuration: known(sourceModel))
         destination = SQLiteModelMapping(model: destinationModel, configuration: known(destinationModel))
         failAfter = Self.injectedFailures.withLock { $0[url.standardizedFileURL.path] }
+        killAfter = Self.injectedKills.withLock { $0[url.standardizedFileURL.path] }
     }
 
     private mutating func run() throws {
@@ -169,6 +181,7 @@ struct SQLiteLightweightMigration {
             if let failAfter, executed >= failAfter {
                 throw SQLiteError(code: SQLITE_IOERR, message: "injected failure after \(executed) statements")
             }
+            if let killAfter, executed >= killAfter { kill(getpid(), SIGKILL) }
             if bindings.isEmpty {
                 try connection.execute(sql)
             } else {
