@@ -317,6 +317,12 @@ extension NSMigrationManager {
                 NSMigrationError,
                 "The entity mapping '\(mapping.name ?? "")' has no destination entity in the destination model")
         }
+        guard !entity._isAbstract else {
+            throw coreDataError(
+                NSMigrationError,
+                "The entity mapping '\(mapping.name ?? "")' makes objects of abstract entity '\(entityName)'; map to "
+                    + "one of its subentities, or create them in an entity migration policy")
+        }
         let destination = NSEntityDescription.insertNewObject(forEntityName: entityName, into: destinationContext)
         let scope = _scope(mapping, source: source, destination: destination)
         let attributes = entity._caches.attributesByName
