@@ -331,6 +331,28 @@ final class CancellingPolicy: NSEntityMigrationPolicy {
         } throws: { ($0 as NSError).code == NSMigrationCancelledError }
     }
 
+    /// The default policy cannot make objects of an abstract entity: an error says so (Apple's framework raises).
+    @Test func mappingToAnAbstractEntityIsAnError() throws {
+        let directory = SQLiteTestDirectory()
+        let source = directory.store("People1.sqlite")
+        try Self.writePeople([("ada", 36)], to: source)
+        let destinationModel = Self.peopleModel(version: 2)
+        let person = destinationModel.entities[0]
+        person.isAbstract = true
+        let student = NSEntityDescription()
+        student.name = "Student"
+        person.subentities = [student]
+        destinationModel.entities = [person, student]
+        let manager = NSMigrationManager(sourceModel: Self.peopleModel(version: 1), destinationModel: destinationModel)
+        #expect {
+            try manager.migrateStore(
+                from: source, type: .sqlite, mapping: Self.peopleMapping(policy: "RecordingPolicy"),
+                to: directory.store("People2.sqlite"), type: .sqlite)
+        } throws: { error in
+            (error as NSError).code == NSMigrationError && (error as NSError).localizedDescription.contains("abstract")
+        }
+    }
+
     /// A mapping model is checked before anything is migrated: an expression that reads a key the source entity
     /// lacks, calls a method the manager lacks or a policy class that does not exist is an error, not a crash.
     @Test func aMappingModelThatCannotRunIsRefusedWithAnError() throws {
