@@ -27,12 +27,27 @@ final class MHWBookToBookPolicy: NSEntityMigrationPolicy {
     override func createDestinationInstances(
         forSource sInstance: NSManagedObject, in mapping: NSEntityMapping, manager: NSMigrationManager
     ) throws {
-        guard "\(mapping.userInfo?["modelVersion"] ?? "")" == "2" else {
+        let version = "\(mapping.userInfo?["modelVersion"] ?? "")"
+        guard version == "2" || version == "3" else {
             return try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
         }
         let book = NSEntityDescription.insertNewObject(
             forEntityName: mapping.destinationEntityName!, into: manager.destinationContext)
         book.setValue(sInstance.value(forKey: "title"), forKey: "title")
+        if version == "3" {
+            // Model 3 keeps each user's copy of the book as a File; the user is the destination user with the same
+            // userId, found with a fetch in the destination context (which holds the users migrated so far).
+            for sourceUser in sInstance.value(forKey: "users") as? Set<NSManagedObject> ?? [] {
+                let file = NSEntityDescription.insertNewObject(forEntityName: "File", into: manager.destinationContext)
+                file.setValue(sInstance.value(forKey: "fileURL"), forKey: "fileURL")
+                file.setValue(book, forKey: "book")
+                let request = NSFetchRequest<NSManagedObject>(entityName: "User")
+                request.predicate = NSPredicate(format: "userId == %@", sourceUser.value(forKey: "userId") as! NSNumber)
+                file.setValue(try manager.destinationContext.fetch(request).last, forKey: "user")
+            }
+            manager.associate(sourceInstance: sInstance, withDestinationInstance: book, for: mapping)
+            return
+        }
         var authors = manager.userInfo?["authors"] as? [String: NSManagedObject] ?? [:]
         let name = sInstance.value(forKey: "authorName") as? String ?? ""
         let author =
@@ -47,6 +62,29 @@ final class MHWBookToBookPolicy: NSEntityMigrationPolicy {
         manager.userInfo = (manager.userInfo ?? [:]).merging(["authors": authors]) { $1 }
         book.mutableSetValue(forKey: "authors").add(author)
         manager.associate(sourceInstance: sInstance, withDestinationInstance: book, for: mapping)
+    }
+}
+
+/// BookMigration's User policy for Model2 → Model3: a user made by hand with the source's attributes, given the
+/// files its books' lookup holds (the project's Book policy fills none, so users get their files from the Book
+/// policy).
+final class MHWUserToUserPolicy: NSEntityMigrationPolicy {
+    override func createDestinationInstances(
+        forSource sInstance: NSManagedObject, in mapping: NSEntityMapping, manager: NSMigrationManager
+    ) throws {
+        guard "\(mapping.userInfo?["modelVersion"] ?? "")" == "3" else {
+            return try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
+        }
+        let user = NSEntityDescription.insertNewObject(
+            forEntityName: mapping.destinationEntityName!, into: manager.destinationContext)
+        for key in user.entity.attributesByName.keys where sInstance.entity.attributesByName[key] != nil {
+            if let value = sInstance.value(forKey: key) { user.setValue(value, forKey: key) }
+        }
+        let files = manager.userInfo?["files"] as? [String: NSManagedObject] ?? [:]
+        for book in sInstance.value(forKey: "books") as? Set<NSManagedObject> ?? [] {
+            files[book.objectID.uriRepresentation().absoluteString]?.setValue(user, forKey: "user")
+        }
+        manager.associate(sourceInstance: sInstance, withDestinationInstance: user, for: mapping)
     }
 }
 
@@ -278,6 +316,47 @@ final class CancellingPolicy: NSEntityMigrationPolicy {
             #expect(users.count == 3)
             let shelves = users.map { ($0.value(forKey: "books") as? Set<NSManagedObject>)?.count ?? -1 }
             #expect(shelves.sorted() == [0, 0, 4])
+        }
+    }
+
+    /// BookMigration's Model2 → Model3 runs two mapping models into one destination store, as that project's
+    /// migration manager does: first the one without policies, then the one whose Book policy turns each user's copy
+    /// of a book into a File. Its tests expect the last user with userId 1 to have the four files, and every file a
+    /// book.
+    @Test(.enabled(if: SQLiteCorpus.isAvailable)) func bookMigrationsModel3GetsFilesFromTwoMappingModels() throws {
+        let directory = SQLiteTestDirectory()
+        let source = try directory.copyCorpusStore(MigrationCorpus.BookMigration.store)
+        let models = try MigrationCorpus.BookMigration.models()
+        let version2 = directory.store("Model2.sqlite")
+        try NSMigrationManager(sourceModel: models[0], destinationModel: models[1]).migrateStore(
+            from: source, type: .sqlite,
+            mapping: try NSMappingModel(
+                validatingContentsOf: MigrationCorpus.BookMigration.mapping("Model1_to_Model2")),
+            to: version2, type: .sqlite)
+        let version3 = directory.store("Model3.sqlite")
+        for name in ["Model2_to_Model3_User", "Model2_to_Model3"] {
+            try NSMigrationManager(sourceModel: models[1], destinationModel: models[2]).migrateStore(
+                from: version2, type: .sqlite,
+                mapping: try NSMappingModel(validatingContentsOf: MigrationCorpus.BookMigration.mapping(name)),
+                to: version3, type: .sqlite)
+        }
+        let coordinator = try SQLiteStack.coordinator(models[2], at: version3)
+        defer { try? SQLiteStack.close(coordinator) }
+        let context = SQLiteStack.context(coordinator)
+        try context.performAndWait {
+            // Every user of Model1 has userId 1; the policy gives the files to one of them (the project's test
+            // takes the last of an unsorted fetch, which depends on the order of unsaved objects in a fetch).
+            let request = NSFetchRequest<NSManagedObject>(entityName: "User")
+            request.predicate = NSPredicate(format: "userId == 1")
+            let shelves = try context.fetch(request).map { ($0.value(forKey: "files") as? Set<NSManagedObject>)?.count }
+            #expect(shelves.filter { $0 == 4 }.count == 1)
+            #expect(shelves.filter { $0 == 0 }.count == shelves.count - 1)
+            let files = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "File"))
+            #expect(files.count == 4)
+            #expect(files.allSatisfy { $0.value(forKey: "book") != nil })
+            let titles = Set(
+                files.compactMap { ($0.value(forKey: "book") as? NSManagedObject)?.value(forKey: "title") as? String })
+            #expect(titles.count == 4)
         }
     }
 
