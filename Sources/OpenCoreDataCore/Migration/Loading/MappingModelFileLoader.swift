@@ -63,8 +63,9 @@ enum MappingModelFileLoader {
         return nil
     }
 
-    /// The mapping model files of each bundle: at the top of its resources, or in folders below (SwiftPM copies a
-    /// resource folder as it is), a few levels deep.
+    /// The mapping model files of each bundle: at the top of its resources, or in plain folders below (SwiftPM copies
+    /// a resource folder as it is), a few levels deep. Folders with an extension (`.build`, `.swiftmodule`, other
+    /// bundles, which are searched on their own) are not entered: a program's directory may hold thousands of files.
     static func mappingModelURLs(in bundles: [Bundle]) -> [URL] {
         var result: [URL] = []
         var seen = Set<String>()
@@ -72,7 +73,7 @@ enum MappingModelFileLoader {
             let root = ModelBundleLocator.resourceDirectory(of: bundle)
             var pending: [(URL, Int)] = [(root, 0)]
             var visited = 0
-            while let (directory, depth) = pending.popLast(), visited < 10_000 {
+            while let (directory, depth) = pending.popLast(), visited < 2_000 {
                 guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
                 for name in names.sorted() where !name.hasPrefix(".") {
                     visited += 1
@@ -84,7 +85,8 @@ enum MappingModelFileLoader {
                         continue
                     default:
                         var isDirectory: ObjCBool = false
-                        if depth < 3, FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
+                        if depth < 3, url.pathExtension.isEmpty,
+                            FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
                             isDirectory.boolValue
                         {
                             pending.append((url, depth + 1))
