@@ -196,6 +196,33 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try FileManager.default.copyItem(at: source, to: destination)
     }
 
+    /// Migrates the store at `sourceURL` into a store at `destinationURL` with an inferred mapping model, the way this
+    /// store type can do it without loading objects (the SQLite store: a copy of the file migrated in place with
+    /// SQL). Returns `false` when the store type has no such way, and the migration manager migrates object by
+    /// object.
+    class func _migrateInferred(
+        from sourceURL: URL, options sourceOptions: [AnyHashable: Any]?, to destinationURL: URL,
+        options destinationOptions: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel
+    ) throws -> Bool {
+        false
+    }
+
+    /// Migrates the store at `url` in place with an inferred mapping model, if this store type can (the SQLite
+    /// store, with SQL); `false` when it cannot, having changed nothing.
+    class func _migrateInPlace(
+        at url: URL, configuration: String?, options: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel
+    ) throws -> Bool {
+        false
+    }
+
+    /// The model the store at `url` keeps a copy of (the SQLite store's `Z_MODELCACHE`), if any: migration's source
+    /// model when no bundle has it.
+    class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
+        nil
+    }
+
     open override var description: String {
         "<\(String(describing: Swift.type(of: self))): \(Unmanaged.passUnretained(self).toOpaque())> (URL: "
             + "\(_url?.absoluteString ?? "(null)"))"

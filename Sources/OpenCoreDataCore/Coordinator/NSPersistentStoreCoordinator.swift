@@ -137,6 +137,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     NSPersistentStoreOperationError, "The store at \(url.path) has already been added",
                     userInfo: [NSURLErrorKey: url])
             }
+            if storeURL != nil, !StoreLocation.isDevNull(url),
+                Self._isSet(options?[NSMigratePersistentStoresAutomaticallyOption])
+                    || options?[NSPersistentStoreStagedMigrationManagerOptionKey] != nil
+            {
+                try _migrateStoreIfNeeded(
+                    storeClass, type: storeType, at: url, configuration: configuration, options: options)
+            }
             let store = storeClass.init(
                 persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
             try store.loadMetadata()

@@ -177,9 +177,11 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         }
     }
 
-    /// The name this entity had in the previous model version, for lightweight migration.
+    /// The name this entity had in an earlier model version, for migration: a source entity and a destination
+    /// entity with the same renaming identifier map onto each other. The entity's own name unless set, as in Apple's
+    /// framework.
     open var renamingIdentifier: String? {
-        get { _renamingIdentifier }
+        get { _renamingIdentifier ?? _name }
         set {
             _checkEditable("renamingIdentifier")
             _renamingIdentifier = newValue

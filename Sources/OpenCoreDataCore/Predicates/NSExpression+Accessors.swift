@@ -18,6 +18,7 @@ extension NSExpression {
         case .anyKey: .anyKey
         case .block: .block
         case .conditional: .conditional
+        case .fetch: .fetchRequest
         }
     }
 

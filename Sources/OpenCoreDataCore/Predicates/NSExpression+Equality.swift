@@ -42,6 +42,8 @@ extension NSExpression {
             return a == b && aValue.isEqual(bValue)
         case (.symbolicIndex(let a), .symbolicIndex(let b)):
             return a == b
+        case (.fetch(let aRequest, let aContext, let aCount), .fetch(let bRequest, let bContext, let bCount)):
+            return aCount == bCount && aRequest.isEqual(bRequest) && aContext.isEqual(bContext)
         default:
             return false
         }

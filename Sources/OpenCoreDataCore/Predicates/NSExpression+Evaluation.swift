@@ -72,7 +72,9 @@ extension NSExpression {
             if let constantAggregate { return constantAggregate }
             return expressions.map { $0.value(object, in: scope) ?? NSNull() }
         case .anyKey:
-            preconditionFailure("ANYKEY expressions are for Spotlight queries and cannot be evaluated")
+            let message = "ANYKEY expressions are for Spotlight queries and cannot be evaluated"
+            if PredicateFunctionDispatch.report(message) { return nil }
+            preconditionFailure(message)
         case .block(let block, let arguments):
             return block(object, arguments ?? [], scope.context)
         case .conditional(let predicate, let whenTrue, let whenFalse):
@@ -84,6 +86,19 @@ extension NSExpression {
             return value
         case .symbolicIndex(let index):
             return index.rawValue
+        case .fetch(let request, let context, let countOnly):
+            let requestValue = request.value(object, in: scope)
+            guard
+                let executor = PredicateValueComparison.unwrap(context.value(object, in: scope))
+                    as? any PredicateFetchExecuting
+            else {
+                let message =
+                    "FETCH: \(context.expressionFormat) is not a managed object context; FETCH needs one to execute "
+                    + "\(request.expressionFormat)"
+                if PredicateFunctionDispatch.report(message) { return nil }
+                preconditionFailure(message)
+            }
+            return executor.executeFetchExpression(requestValue, countOnly: countOnly)
         }
     }
 
@@ -133,6 +148,8 @@ extension NSExpression {
             return NSExpression(kind: .conditional(predicate.substituting(variables), sub(whenTrue), sub(whenFalse)))
         case .assignment(let name, let expression):
             return NSExpression(kind: .assignment(name, sub(expression)))
+        case .fetch(let request, let context, let countOnly):
+            return NSFetchRequestExpression(kind: .fetch(sub(request), context: sub(context), countOnly: countOnly))
         }
     }
 }

@@ -43,6 +43,9 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
         case block = 19
         /// An expression that chooses between two expressions from the result of a predicate.
         case conditional = 20
+        /// An expression that executes a fetch request in a managed object context (`FETCH(request, context, NO)`):
+        /// Core Data's `NSFetchRequestExpressionType`.
+        case fetchRequest = 50
     }
 
     /// The symbolic indexes of `array[FIRST]`, `array[LAST]` and `array[SIZE]`.
@@ -74,6 +77,9 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
         case assignment(String, NSExpression)
         /// `FIRST`, `LAST` or `SIZE` inside an index expression.
         case symbolicIndex(SymbolicIndex)
+        /// `FETCH(request, context, countOnly)`: the objects (or their count) the fetch request the first expression
+        /// evaluates to finds in the managed object context the second evaluates to.
+        case fetch(NSExpression, context: NSExpression, countOnly: Bool)
     }
 
     let kind: Kind

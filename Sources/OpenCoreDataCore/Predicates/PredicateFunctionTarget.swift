@@ -36,8 +36,34 @@ enum PredicateFunctionDispatch {
         }
         if let result = standardMethod(name, on: receiver, arguments: arguments) { return result.value }
         let typeName = receiver.map { String(describing: type(of: $0)) } ?? "nil"
-        preconditionFailure(
-            "FUNCTION: \(typeName) does not respond to '\(name)'; adopt PredicateFunctionTarget to answer it")
+        let message = "FUNCTION: \(typeName) does not respond to '\(name)'; adopt PredicateFunctionTarget to answer it"
+        if report(message) { return nil }
+        preconditionFailure(message)
+    }
+
+    /// Where evaluation reports what it cannot do instead of stopping the program, while a caller evaluates
+    /// expressions that come from files (a migration's mapping model) and turns the report into an error.
+    final class UnansweredCallSink {
+        let report: (String) -> Void
+        init(_ report: @escaping (String) -> Void) { self.report = report }
+    }
+
+    static let unansweredCallSink = ThreadLocal<UnansweredCallSink>()
+
+    /// Runs `body` with evaluation failures — a method nobody answers, a `FETCH` without a context, `ANYKEY` —
+    /// reported to `report` (the failing part then evaluates to `nil`) instead of stopping the program.
+    static func reportingUnansweredCalls<T>(_ report: @escaping (String) -> Void, _ body: () throws -> T) rethrows
+        -> T
+    {
+        let sink = UnansweredCallSink(report)
+        return try withExtendedLifetime(sink) { try unansweredCallSink.withValue(sink, body) }
+    }
+
+    /// Reports `message` if a caller asked for reports; `false` if evaluation must stop the program instead.
+    static func report(_ message: String) -> Bool {
+        guard let sink = unansweredCallSink.value else { return false }
+        sink.report(message)
+        return true
     }
 
     /// A custom-selector comparison: `lhs` answers `selector` with `rhs` as its argument.

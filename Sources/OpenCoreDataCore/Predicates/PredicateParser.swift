@@ -433,6 +433,7 @@ struct PredicateParser {
         case .anyKey?: return NSExpression.expressionForAnyKey()
         case .subquery?: return try parseSubquery()
         case .function?: return try parseFunction()
+        case .fetch?: return try parseFetch()
         case .cast?:
             try expectSymbol(.openParenthesis)
             let value = try parseArgument()
@@ -562,6 +563,25 @@ struct PredicateParser {
         }
         try expectSymbol(.closeParenthesis)
         return NSExpression(forFunction: target, selectorName: selector, arguments: arguments)
+    }
+
+    /// `FETCH(request, context, countOnly)`: the count flag is a constant (`YES`/`NO`, a number, or an argument).
+    private mutating func parseFetch() throws(PredicateParseFailure) -> NSExpression {
+        try expectSymbol(.openParenthesis)
+        try enter()
+        defer { leave() }
+        let request = try parseArgument()
+        try expectSymbol(.comma)
+        let context = try parseArgument()
+        try expectSymbol(.comma)
+        let flagToken = current
+        let flag = try parseArgument()
+        guard case .constant(let value) = flag.kind, let number = value.flatMap({ PredicateNumber($0) }) else {
+            throw PredicateParseFailure(
+                position: flagToken.position, expected: "YES or NO (count only)", found: flagToken.display)
+        }
+        try expectSymbol(.closeParenthesis)
+        return NSFetchRequestExpression(kind: .fetch(request, context: context, countOnly: number.int64Value != 0))
     }
 
     // MARK: Format arguments

@@ -118,6 +118,8 @@ enum PredicatePrinter {
             return "$\(name) := \(format(value))"
         case .symbolicIndex(let index):
             return index.rawValue
+        case .fetch(let request, let context, let countOnly):
+            return "FETCH(\(format(request)), \(format(context)), \(countOnly ? "YES" : "NO"))"
         }
     }
 

@@ -11,17 +11,23 @@ struct ArchivedPredicateDecoder {
 
     func predicate(_ object: KeyedArchive.Object) throws -> NSPredicate {
         var arguments: [Any] = []
-        let format = try predicateFormat(object, arguments: &arguments)
+        let format = try predicateFormat(object, arguments: &arguments, depth: 0)
         return try NSPredicate(validatingFormat: format, argumentArray: arguments)
     }
 
     func expression(_ object: KeyedArchive.Object) throws -> NSExpression {
         var arguments: [Any] = []
-        let format = try expressionFormat(object, arguments: &arguments)
+        let format = try expressionFormat(object, arguments: &arguments, depth: 0)
         return try NSExpression(validatingFormat: format, argumentArray: arguments)
     }
 
-    private func predicateFormat(_ object: KeyedArchive.Object, arguments: inout [Any]) throws -> String {
+    /// How deeply predicates and expressions may nest: an archive from a file may be damaged, or loop.
+    static let maximumDepth = 64
+
+    private func predicateFormat(_ object: KeyedArchive.Object, arguments: inout [Any], depth: Int) throws -> String {
+        guard depth < Self.maximumDepth else {
+            throw Failure(description: "predicates nest more than \(Self.maximumDepth) deep")
+        }
         switch object.className {
         case "NSTruePredicate":
             return "TRUEPREDICATE"
@@ -32,7 +38,7 @@ struct ArchivedPredicateDecoder {
                 guard let sub = try archive.object(element) else {
                     throw Failure(description: "a subpredicate is missing")
                 }
-                return "(" + (try predicateFormat(sub, arguments: &arguments)) + ")"
+                return "(" + (try predicateFormat(sub, arguments: &arguments, depth: depth + 1)) + ")"
             }
             switch object["NSCompoundPredicateType"]?.integer ?? 1 {
             case 0:
@@ -48,8 +54,8 @@ struct ArchivedPredicateDecoder {
                 let right = try archive.object(object["NSRightExpression"]),
                 let comparison = try archive.object(object["NSPredicateOperator"])
             else { throw Failure(description: "a comparison lacks an expression or operator") }
-            let lhs = try expressionFormat(left, arguments: &arguments)
-            let rhs = try expressionFormat(right, arguments: &arguments)
+            let lhs = try expressionFormat(left, arguments: &arguments, depth: depth + 1)
+            let rhs = try expressionFormat(right, arguments: &arguments, depth: depth + 1)
             var type = comparison["NSOperatorType"]?.integer ?? 4
             if comparison["NSNegate"]?.bool == true, type == 4 { type = 5 }
             guard let symbol = Self.operators[type] else {
@@ -78,7 +84,10 @@ struct ArchivedPredicateDecoder {
         10: "IN", 99: "CONTAINS", 100: "BETWEEN",
     ]
 
-    private func expressionFormat(_ object: KeyedArchive.Object, arguments: inout [Any]) throws -> String {
+    private func expressionFormat(_ object: KeyedArchive.Object, arguments: inout [Any], depth: Int) throws -> String {
+        guard depth < Self.maximumDepth else {
+            throw Failure(description: "expressions nest more than \(Self.maximumDepth) deep")
+        }
         var type = object["NSExpressionType"]?.integer ?? -1
         // Apple's parser types a key path on another expression (`$FETCH_SOURCE.name`) as the function it is.
         if object.className == "NSKeyPathExpression" { type = 3 }
@@ -104,23 +113,26 @@ struct ArchivedPredicateDecoder {
             }.joined(separator: ".")
             guard !keyPath.isEmpty else { throw Failure(description: "a key path expression has no key path") }
             guard let operand, operand["NSExpressionType"]?.integer != 1 else { return keyPath }
-            return try expressionFormat(operand, arguments: &arguments) + "." + keyPath
+            return try expressionFormat(operand, arguments: &arguments, depth: depth + 1) + "." + keyPath
         case 4:
             guard let selector = try archive.string(object["NSSelectorName"]) else {
                 throw Failure(description: "a function expression has no selector")
             }
+            // The format's `%@` arguments are taken in order: the target and the selector before the arguments.
+            let operand = try archive.object(object["NSOperand"])
+            var prefix: [String] = []
+            if let operand, try archive.string(operand["NSConstantValueClassName"]) == nil {
+                prefix = [try expressionFormat(operand, arguments: &arguments, depth: depth + 1), "%@"]
+                arguments.append(selector)
+            } else if operand == nil {
+                throw Failure(description: "a function expression has no operand")
+            }
             let parts = try archive.elements(object["NSArguments"]).map { element -> String in
                 guard let argument = try archive.object(element) else { return "nil" }
-                return try expressionFormat(argument, arguments: &arguments)
+                return try expressionFormat(argument, arguments: &arguments, depth: depth + 1)
             }
-            let operand = try archive.object(object["NSOperand"])
-            if let operand, try archive.string(operand["NSConstantValueClassName"]) != nil {
-                return "\(selector)(\(parts.joined(separator: ", ")))"
-            }
-            guard let operand else { throw Failure(description: "a function expression has no operand") }
-            let target = try expressionFormat(operand, arguments: &arguments)
-            arguments.append(selector)
-            return "FUNCTION(\(([target, "%@"] + parts).joined(separator: ", ")))"
+            if prefix.isEmpty { return "\(selector)(\(parts.joined(separator: ", ")))" }
+            return "FUNCTION(\((prefix + parts).joined(separator: ", ")))"
         case 10:
             guard let keyPath = try archive.string(object["NSKeyPath"]) else {
                 throw Failure(description: "a key path specifier has no key path")
@@ -131,15 +143,24 @@ struct ArchivedPredicateDecoder {
                 let variable = try archive.string(object["NSVariable"]),
                 let predicate = try archive.object(object["NSSubpredicate"])
             else { throw Failure(description: "a subquery lacks its collection, variable or predicate") }
-            let source = try expressionFormat(collection, arguments: &arguments)
-            let condition = try predicateFormat(predicate, arguments: &arguments)
+            let source = try expressionFormat(collection, arguments: &arguments, depth: depth + 1)
+            let condition = try predicateFormat(predicate, arguments: &arguments, depth: depth + 1)
             return "SUBQUERY(\(source), $\(variable), \(condition))"
         case 14:
             let parts = try archive.elements(object["NSCollection"]).map { element -> String in
                 guard let item = try archive.object(element) else { return "nil" }
-                return try expressionFormat(item, arguments: &arguments)
+                return try expressionFormat(item, arguments: &arguments, depth: depth + 1)
             }
             return "{" + parts.joined(separator: ", ") + "}"
+        case 50:
+            // NSFetchRequestExpression: the fetch request and the context as expressions, and the count flag.
+            guard let request = try archive.object(object["NSFRExpression"]),
+                let context = try archive.object(object["NSMOCExpression"])
+            else { throw Failure(description: "a fetch request expression lacks its request or context") }
+            let requestFormat = try expressionFormat(request, arguments: &arguments, depth: depth + 1)
+            let contextFormat = try expressionFormat(context, arguments: &arguments, depth: depth + 1)
+            let countOnly = object["NSCountOnlyFlag"]?.bool ?? false
+            return "FETCH(\(requestFormat), \(contextFormat), \(countOnly ? "YES" : "NO"))"
         default:
             throw Failure(description: "unsupported archived expression type \(type) (\(object.className))")
         }

@@ -164,7 +164,7 @@ enum ArchivedPredicateEncoder {
             }
         case .block:
             throw Failure(description: "a block expression cannot be archived")
-        case .unionSet, .intersectSet, .minusSet, .anyKey, .conditional, .assignment, .symbolicIndex:
+        case .unionSet, .intersectSet, .minusSet, .anyKey, .conditional, .assignment, .symbolicIndex, .fetch:
             throw Failure(description: "the expression \(expression.description) cannot be archived by this release")
         }
     }

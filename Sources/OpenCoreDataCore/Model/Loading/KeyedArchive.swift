@@ -71,8 +71,11 @@ struct KeyedArchive {
         switch resolve(value) {
         case .string(let string)?: return string
         case .dictionary?:
-            guard let object = try object(value) else { return nil }
-            return try string(object["NS.string"])
+            // An NSString holds its characters directly; one that refers to another object is damaged.
+            guard let object = try object(value), case .string(let string)? = resolve(object["NS.string"]) else {
+                return nil
+            }
+            return string
         default: return nil
         }
     }
@@ -112,6 +115,16 @@ struct KeyedArchive {
     /// A property-list-like value: strings, numbers, dates, data, UUIDs, URLs, decimal numbers, arrays and
     /// dictionaries of them. Objects of other classes give `nil`.
     func plainValue(_ value: PropertyListValue?) throws -> Any? {
+        try plainValue(value, depth: 0)
+    }
+
+    /// How deeply plain values may nest: an archive from a file may be damaged, or refer to itself.
+    static let maximumDepth = 64
+
+    private func plainValue(_ value: PropertyListValue?, depth: Int) throws -> Any? {
+        guard depth < Self.maximumDepth else {
+            throw Failure(description: "values nest more than \(Self.maximumDepth) deep")
+        }
         guard let resolved = resolve(value) else { return nil }
         switch resolved {
         case .null: return nil
@@ -122,7 +135,7 @@ struct KeyedArchive {
         case .data(let data): return data
         case .string(let string): return string
         case .uid: return nil
-        case .array(let array): return try array.map { try plainValue($0) ?? NSNull() }
+        case .array(let array): return try array.map { try plainValue($0, depth: depth + 1) ?? NSNull() }
         case .dictionary:
             guard let object = try object(value) else { return nil }
             switch object.className {
@@ -147,12 +160,12 @@ struct KeyedArchive {
             case "NSDecimalNumber":
                 return decimal(object)
             case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSOrderedSet", "NSMutableOrderedSet":
-                return try elements(value).map { try plainValue($0) ?? NSNull() }
+                return try elements(value).map { try plainValue($0, depth: depth + 1) ?? NSNull() }
             case "NSDictionary", "NSMutableDictionary":
                 var dictionary: [String: Any] = [:]
                 for entry in try entries(value) {
                     guard let key = try string(entry.key) else { continue }
-                    dictionary[key] = try plainValue(entry.value) ?? NSNull()
+                    dictionary[key] = try plainValue(entry.value, depth: depth + 1) ?? NSNull()
                 }
                 return dictionary
             case "NSData", "NSMutableData":

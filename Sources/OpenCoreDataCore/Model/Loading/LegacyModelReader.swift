@@ -82,7 +82,8 @@ enum LegacyModelReader {
         if let modifier = try archive.string(settings["XD_PSK_versionHashModifier"]) {
             attributes["versionHashModifier"] = modifier
         }
-        if let renaming = try archive.string(settings["XD_PSK_renamingIdentifier"]) {
+        // Xcode 3 named the renaming identifier so; later editors (whose models mapping models embed) elementID.
+        if let renaming = try archive.string(settings["XD_PSK_renamingIdentifier"] ?? settings["XD_PSK_elementID"]) {
             attributes["elementID"] = renaming
         }
         for element in try archive.elements(entity["XDBucketForGeneralizationsstorage"]) {
@@ -103,6 +104,9 @@ enum LegacyModelReader {
             out += try propertyXML(property, archive: archive)
         }
         out += try userInfoXML(settings["XD_PSK_userInfo"], archive: archive, indent: "        ")
+        out += try nameListsXML(
+            settings["XDPMUniquenessConstraints"], archive: archive, list: "uniquenessConstraint", item: "constraint")
+        out += try nameListsXML(settings["XDPMCompoundIndexes"], archive: archive, list: "compoundIndex", item: "index")
         out += "    </entity>\n"
         return out
     }
@@ -120,6 +124,7 @@ enum LegacyModelReader {
         if let modifier = try archive.string(common["XD_PPSK_versionHashModifier"]) {
             attributes["versionHashModifier"] = modifier
         }
+        if let renaming = try archive.string(common["XD_PPSK_elementID"]) { attributes["elementID"] = renaming }
         let element: String
         switch property.className {
         case "XDPMAttribute":
@@ -135,6 +140,9 @@ enum LegacyModelReader {
             }
             if let transformer = try archive.string(settings["XD_PAttK_valueTransformerName"]) {
                 attributes["valueTransformerName"] = transformer
+            }
+            if settings["XD_PAttK_allowsExternalBinaryDataStorage"]?.bool == true {
+                attributes["allowsExternalBinaryDataStorage"] = "YES"
             }
         case "XDPMRelationship":
             element = "relationship"
@@ -159,6 +167,7 @@ enum LegacyModelReader {
             } else {
                 attributes["maxCount"] = "1"
             }
+            if settings["XD_PRK_ordered"]?.bool == true { attributes["ordered"] = "YES" }
             if let minCount = settings["XD_PRK_minCount"]?.integer, minCount > 0 {
                 attributes["minCount"] = String(minCount)
             }
@@ -186,6 +195,23 @@ enum LegacyModelReader {
             out += indent + "    <entry" + format(["key": key, "value": value]) + "/>\n"
         }
         return out + indent + "</userInfo>\n"
+    }
+
+    /// Lists of property names (uniqueness constraints, compound indexes), archived as arrays of arrays of strings.
+    private static func nameListsXML(_ value: PropertyListValue?, archive: KeyedArchive, list: String, item: String)
+        throws -> String
+    {
+        let lists = try archive.elements(value).map { element in
+            try archive.elements(element).compactMap { try archive.string($0) }
+        }.filter { !$0.isEmpty }
+        guard !lists.isEmpty else { return "" }
+        var out = "        <\(list)s>\n"
+        for names in lists {
+            out += "            <\(list)>\n"
+            for name in names { out += "                <\(item)" + format(["value": name]) + "/>\n" }
+            out += "            </\(list)>\n"
+        }
+        return out + "        </\(list)s>\n"
     }
 
     private static func format(_ attributes: [String: String]) -> String {

@@ -437,6 +437,31 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    // MARK: Migration (see NSSQLiteStore+Migration.swift)
+
+    override class func _migrateInPlace(
+        at url: URL, configuration: String?, options: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel
+    ) throws -> Bool {
+        try _migrateStoreInPlace(
+            at: url, configuration: configuration, options: options, sourceModel: sourceModel,
+            destinationModel: destinationModel, mapping: mapping)
+    }
+
+    override class func _migrateInferred(
+        from sourceURL: URL, options sourceOptions: [AnyHashable: Any]?, to destinationURL: URL,
+        options destinationOptions: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel
+    ) throws -> Bool {
+        try _migrateCopyInPlace(
+            from: sourceURL, to: destinationURL, options: destinationOptions, sourceModel: sourceModel,
+            destinationModel: destinationModel, mapping: mapping)
+    }
+
+    override class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
+        _readCachedModel(at: url)
+    }
+
     // MARK: Destroying and replacing
 
     /// The store file and its companions.

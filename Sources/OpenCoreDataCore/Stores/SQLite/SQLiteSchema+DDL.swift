@@ -10,27 +10,30 @@ extension SQLiteModelMapping {
     /// The statements that create the schema of a new store: entity tables, join tables, indexes, derived-attribute
     /// triggers, then Core Data's own tables (the model cache last, as Apple's framework creates it).
     var createStatements: [String] {
-        var statements: [String] = []
-        for table in tables {
-            let columns =
-                ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
-                + table.columns.map { "\($0.name) \($0.type.rawValue)" }
-            statements.append("CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )")
-        }
-        for join in joinTables {
-            let columns =
-                ["\(join.firstColumn) INTEGER", "\(join.secondColumn) INTEGER"]
-                + join.orderColumns.map { "\($0) INTEGER" }
-            statements.append(
-                "CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")), PRIMARY KEY (\(join.firstColumn), "
-                    + "\(join.secondColumn)) )")
-        }
+        var statements = tables.map(Self.createStatement(for:)) + joinTables.map(Self.createStatement(for:))
         statements += indexStatements
         statements += triggerStatements
         statements.append(Self.primaryKeyTableSQL)
         statements.append(Self.metadataTableSQL)
         statements.append(SQLiteModelCache.tableSQL)
         return statements
+    }
+
+    /// The CREATE TABLE statement of an entity table.
+    static func createStatement(for table: SQLiteTable) -> String {
+        let columns =
+            ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
+            + table.columns.map { "\($0.name) \($0.type.rawValue)" }
+        return "CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )"
+    }
+
+    /// The CREATE TABLE statement of a join table.
+    static func createStatement(for join: SQLiteJoinTable) -> String {
+        let columns =
+            ["\(join.firstColumn) INTEGER", "\(join.secondColumn) INTEGER"]
+            + join.orderColumns.map { "\($0) INTEGER" }
+        return "CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")), PRIMARY KEY (\(join.firstColumn), "
+            + "\(join.secondColumn)) )"
     }
 
     /// Indexes: to-one foreign keys, `Z_ENT` of shared tables, indexed attributes, join tables' second keys, fetch
