@@ -141,7 +141,9 @@ extension NSManagedObjectContext {
     func _materialize(
         _ objectID: NSManagedObjectID, row: StoreRow?, objectClass: NSManagedObject.Type? = nil
     ) -> NSManagedObject {
-        let objectClass = objectClass ?? ManagedObjectClassRegistry.objectClass(for: objectID._entity)
+        let objectClass =
+            _isBatchExecutor
+            ? NSManagedObject.self : objectClass ?? ManagedObjectClassRegistry.objectClass(for: objectID._entity)
         let object = NSManagedObject._makeExisting(objectClass, objectID: objectID, context: self, row: row)
         _register(object)
         return object
