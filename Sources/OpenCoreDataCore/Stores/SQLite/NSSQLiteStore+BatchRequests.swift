@@ -158,15 +158,20 @@ extension NSSQLiteStore: PersistentStoreBatchExecuting {
                     statement.reset()
                 } else {
                     let limited = request.fetchLimit > 0 || request.fetchOffset > 0
-                    if !delete.wantsObjectIDs, !limited,
-                        !_deletionTouchesOtherRows(entity, includesSubentities: request.includesSubentities)
-                    {
-                        // Nothing but the rows themselves: one statement.
+                    if !limited, !_deletionTouchesOtherRows(entity, includesSubentities: request.includesSubentities) {
+                        // Nothing but the rows themselves: one statement (after reading their keys, if asked for).
+                        let objectIDs =
+                            delete.wantsObjectIDs
+                            ? try _objectIDs(
+                                SQLiteQueryGenerator(mapping: mapping, store: self).batchKeys(
+                                    request.predicate, includesSubentities: request.includesSubentities,
+                                    entity: entity),
+                                connection: connection, mapping: mapping) : []
                         let plan = try SQLiteQueryGenerator(mapping: mapping, store: self).batchDelete(
                             request.predicate, includesSubentities: request.includesSubentities, entity: entity)
                         try connection.statement(plan.sql).run(plan.arguments)
                         deletedWithoutKeys = true
-                        return StoreBatchOutcome(count: connection.changes)
+                        return StoreBatchOutcome(count: connection.changes, objectIDs: objectIDs)
                     }
                     let plan: SQLiteStatementPlan
                     if limited || !(request.sortDescriptors ?? []).isEmpty {
