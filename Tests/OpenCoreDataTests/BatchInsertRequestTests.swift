@@ -106,6 +106,34 @@ import Testing
         }
     }
 
+    /// Merging inserted IDs faults the objects into the context and announces them as inserted, which is how a
+    /// fetched results controller learns of them.
+    @Test(arguments: BatchStoreKind.all)
+    func mergingInsertedIDsAnnouncesTheObjects(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind, fill: false)
+        let context = stack.context()
+        try context.performAndWait {
+            let request = NSBatchInsertRequest(entityName: "BatchProject", objects: [["title": "a"], ["title": "b"]])
+            request.resultType = .objectIDs
+            let result = try #require(try context.execute(request) as? NSBatchInsertResult)
+            let ids = try #require(result.result as? [NSManagedObjectID])
+            #expect(context.registeredObject(for: ids[0]) == nil)
+
+            final class Box: @unchecked Sendable { var inserted: [NSManagedObject] = [] }
+            let box = Box()
+            let observer = NotificationCenter.default.addObserver(
+                forName: NSManagedObjectContext.didChangeObjectsNotification, object: context, queue: nil
+            ) { note in
+                box.inserted = Array(note.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> ?? [])
+            }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSInsertedObjectsKey: ids], into: [context])
+            #expect(Set(box.inserted.map(\.objectID)) == Set(ids))
+            #expect(Set(box.inserted.compactMap { $0.value(forKey: "title") as? String }) == ["a", "b"])
+            #expect(box.inserted.allSatisfy { !$0.isInserted && !$0.hasChanges })
+        }
+    }
+
     @Test(arguments: BatchStoreKind.all)
     func badValuesThrowNamingTheKeyAndInsertNothing(kind: BatchStoreKind) throws {
         let stack = try BatchStack(kind, fill: false)
