@@ -292,9 +292,14 @@ extension NSManagedObjectContext {
         object._flags.insert(.deleted)
         object._flags.insert(.pendingDeletePropagation)
         if object._flags.contains(.inserted) {
-            // An object deleted before it was ever saved simply leaves the insertions.
+            // An object deleted before it was ever saved simply leaves the insertions; if an earlier event announced
+            // it as inserted, this one announces it as deleted (so that fetched results controllers drop it).
             _inserted[ObjectIdentifier(object)] = nil
-            _eventInserted[ObjectIdentifier(object)] = nil
+            if _eventInserted[ObjectIdentifier(object)] == nil {
+                _eventDeleted[ObjectIdentifier(object)] = object
+            } else {
+                _eventInserted[ObjectIdentifier(object)] = nil
+            }
         } else {
             _deleted[ObjectIdentifier(object)] = object
             _eventDeleted[ObjectIdentifier(object)] = object
@@ -342,14 +347,14 @@ extension NSManagedObjectContext {
     }
 
     /// Notes a change of an object in the current event: it is listed as updated in the end-of-event
-    /// notification (unless inserted), and its per-event change record is cleared when the event ends.
+    /// notification (unless inserted in this event), and its per-event change record is cleared when the event ends.
     func _noteChange(of object: NSManagedObject) {
         _hasEventChanges = true
         if !object._flags.contains(.eventTouched) {
             object._flags.insert(.eventTouched)
             _eventTouched.append(object)
         }
-        if !object._flags.contains(.inserted), !object._flags.contains(.deleted) {
+        if !object._flags.contains(.deleted), _eventInserted[ObjectIdentifier(object)] == nil {
             _eventUpdated[ObjectIdentifier(object)] = object
         }
     }
