@@ -5,7 +5,7 @@
 /// run none. The results are those of the SQLite store's set-based statements.
 extension NSManagedObjectContext {
     /// A context that executes one batch request in `store`'s coordinator.
-    private static func _batchExecutor(for store: NSPersistentStore) throws -> NSManagedObjectContext {
+    static func _batchExecutor(for store: NSPersistentStore) throws -> NSManagedObjectContext {
         guard let coordinator = store._coordinator else {
             throw coreDataError(
                 NSPersistentStoreOperationError, "The persistent store was removed from its coordinator")
@@ -17,7 +17,7 @@ extension NSManagedObjectContext {
     }
 
     /// The objects a fetch of `entity` (and its subentities, if asked) that `predicate` matches gives, in `store`.
-    private func _batchObjects(
+    func _batchObjects(
         _ request: NSFetchRequest<NSFetchRequestResult>, in store: NSPersistentStore
     ) throws -> [NSManagedObject] {
         let fetch = request.copy() as! NSFetchRequest<NSFetchRequestResult>
@@ -84,5 +84,20 @@ extension NSManagedObjectContext {
         }
         try context.save()
         return StoreBatchOutcome(count: objects.count, objectIDs: insert.wantsObjectIDs ? objects.map(\.objectID) : [])
+    }
+}
+
+extension NSManagedObjectContext {
+    /// Dictionary results of a store that does not compute them itself: from its objects as saved.
+    static func _emulate(_ fetch: StoreDictionaryFetch, in store: NSPersistentStore) throws -> [NSDictionary] {
+        let context = try _batchExecutor(for: store)
+        let request = NSFetchRequest<NSFetchRequestResult>()
+        request.entity = fetch.entity
+        request.predicate = fetch.request.predicate
+        request.includesSubentities = fetch.request.includesSubentities
+        if fetch.groupBy.isEmpty, !fetch.columns.contains(where: \.isAggregate) {
+            request.sortDescriptors = fetch.request.sortDescriptors
+        }
+        return fetch.rows(of: try context._batchObjects(request, in: store))
     }
 }

@@ -123,7 +123,7 @@ struct SQLiteQueryGenerator {
     /// `expression ASC|DESC` for a sort descriptor, if SQL orders exactly as the descriptor does in memory:
     /// `compare:` on numbers, dates, strings (by code point), data, UUIDs and URIs; `caseInsensitiveCompare:` on
     /// strings.
-    private func orderTerm(_ descriptor: NSSortDescriptor, in scope: SQLiteScope) throws -> String {
+    func orderTerm(_ descriptor: NSSortDescriptor, in scope: SQLiteScope) throws -> String {
         guard let selector = descriptor.selector, let key = descriptor.key, !key.isEmpty else {
             throw SQLiteUntranslatable("a comparator-based sort descriptor")
         }
