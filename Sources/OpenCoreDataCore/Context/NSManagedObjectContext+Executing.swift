@@ -4,6 +4,7 @@ extension NSManagedObjectContext {
     /// Executes a batch request (`NSBatchUpdateRequest`, `NSBatchDeleteRequest`, `NSBatchInsertRequest`) in the
     /// stores of the context's coordinator, and returns its result. The context's objects are left as they are:
     /// merge the result's object IDs (`mergeChanges(fromRemoteContextSave:into:)`) to bring them up to date.
+    /// An `NSAsynchronousFetchRequest` returns its `NSAsynchronousFetchResult` at once and runs afterwards.
     ///
     /// ```swift
     /// let request = NSBatchUpdateRequest(entityName: "Task")
@@ -25,11 +26,13 @@ extension NSManagedObjectContext {
             return try _executeBatchDelete(delete)
         case let insert as NSBatchInsertRequest:
             return try _executeBatchInsert(insert)
+        case let asynchronous as AsynchronousFetchStarting:
+            return asynchronous._start(in: self)
         default:
             throw coreDataError(
                 NSPersistentStoreUnsupportedRequestTypeError,
-                "execute(_:) runs batch update, delete and insert requests; \(type(of: request)) is not one of them "
-                    + "(use fetch(_:) for fetch requests and save() to save)",
+                "execute(_:) runs batch update, delete and insert requests and asynchronous fetches; "
+                    + "\(type(of: request)) is none of them (use fetch(_:) for fetch requests and save() to save)",
                 userInfo: ["request": request])
         }
     }
