@@ -161,6 +161,25 @@ import Testing
         }
     }
 
+    @Test(arguments: BatchStoreKind.all)
+    func theCoordinatorExecutesFetchAndBatchRequestsForAContext(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let context = stack.context()
+        try context.performAndWait {
+            let fetch = NSFetchRequest<NSManagedObject>(entityName: "BatchDepartment")
+            fetch.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            let departments = try #require(try stack.coordinator.execute(fetch, with: context) as? [NSManagedObject])
+            #expect(departments.compactMap { $0.value(forKey: "name") as? String } == ["Lab", "Sales"])
+            #expect(departments.allSatisfy { $0.managedObjectContext === context })
+
+            let update = NSBatchUpdateRequest(entityName: "BatchDepartment")
+            update.propertiesToUpdate = ["budget": 0.0]
+            update.resultType = .updatedObjectsCountResultType
+            let result = try stack.coordinator.execute(update, with: context) as? NSBatchUpdateResult
+            #expect((result?.result as? NSNumber)?.intValue == 2)
+        }
+    }
+
     // MARK: Bad requests
 
     /// The key a failed batch request's error names (on Apple platforms, where these are exceptions or other codes,
