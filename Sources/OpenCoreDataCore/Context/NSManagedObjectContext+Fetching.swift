@@ -100,6 +100,10 @@ extension NSManagedObjectContext {
         let entity = _resolveEntity(original)
         let request = original.copy() as! NSFetchRequest<NSFetchRequestResult>
         request.entity = entity
+        if request.resultType == .dictionaryResultType {
+            // Dictionaries describe the stores as they are, without unsaved changes, as Apple documents.
+            return .results(try _fetchDictionaries(request, entity: entity))
+        }
         if original.includesPendingChanges, _hasEventChanges || !_pendingDeletes.isEmpty {
             processPendingChanges()
         }
@@ -117,7 +121,6 @@ extension NSManagedObjectContext {
         if pending || (request.resultType != .countResultType && request.resultType != .managedObjectIDResultType) {
             storeRequest.resultType = .managedObjectResultType
         }
-        if request.resultType == .dictionaryResultType { storeRequest.resultType = .managedObjectResultType }
 
         var objects: [NSManagedObject]
         var mustFilter = false
@@ -162,8 +165,6 @@ extension NSManagedObjectContext {
             return .results([NSNumber(value: objects.count)])
         case .managedObjectIDResultType:
             return .results(objects.map(\.objectID))
-        case .dictionaryResultType:
-            return .results(_dictionaries(of: objects, request: request))
         default:
             return .objects(objects)
         }
@@ -265,46 +266,5 @@ extension NSManagedObjectContext {
                 level = next
             }
         }
-    }
-
-    /// Dictionary results: the requested properties of each object.
-    func _dictionaries(of objects: [NSManagedObject], request: NSFetchRequest<NSFetchRequestResult>)
-        -> [NSFetchRequestResult]
-    {
-        let names: [String]
-        if let properties = request.propertiesToFetch {
-            names = properties.compactMap { property in
-                if let name = property as? String { return name }
-                if let description = property as? NSPropertyDescription { return description._name }
-                return nil
-            }
-        } else {
-            names =
-                request.entity.map { entity in
-                    entity._caches.slots.filter { slot in
-                        if case .attribute = slot.kind { return slot.isPersistent }
-                        return false
-                    }.map(\.name)
-                } ?? []
-        }
-        var rows: [NSDictionary] = []
-        var seen = Set<NSDictionary>()
-        for object in objects {
-            let dictionary = NSMutableDictionary()
-            for name in names {
-                guard let slot = object._layout.slotByName[name] else { continue }
-                switch object._resolvedValue(at: slot) {
-                case .object(let destination): dictionary[name] = destination.objectID
-                case .toMany, .toManyFault, .null: break
-                case let value: dictionary[name] = value.publicValue
-                }
-            }
-            let row = dictionary.copy() as! NSDictionary
-            if request.returnsDistinctResults {
-                guard seen.insert(row).inserted else { continue }
-            }
-            rows.append(row)
-        }
-        return rows
     }
 }

@@ -17,7 +17,15 @@ extension NSManagedObjectContext {
             deleted: NSManagedObjectContext._objectIDs(info[NSDeletedObjectsKey]))
     }
 
-    /// Merges changes described by object IDs or their URIs (from another process, say) into `contexts`.
+    /// Merges changes described by object IDs or their URIs (from another process, or from a batch request's result)
+    /// into `contexts`, as `mergeChanges(fromContextDidSave:)` does: `NSUpdatedObjectsKey` objects are refreshed,
+    /// `NSInsertedObjectsKey` ones faulted in, `NSDeletedObjectsKey` ones removed.
+    ///
+    /// ```swift
+    /// let result = try context.execute(batchDelete) as? NSBatchDeleteResult
+    /// let ids = result?.result as? [NSManagedObjectID] ?? []
+    /// NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: ids], into: [viewContext])
+    /// ```
     public class func mergeChanges(
         fromRemoteContextSave changeNotificationData: [AnyHashable: Any],
         into contexts: [NSManagedObjectContext]
@@ -63,8 +71,14 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Applies changes another context saved, given by object ID.
+    /// Applies changes another context saved, given by object ID: updated objects are refreshed, inserted ones are
+    /// registered (as faults), deleted ones removed; the objects-did-change notification lists them, so that
+    /// fetched results controllers see what was merged.
     func _mergeSaved(inserted: [NSManagedObjectID], updated: [NSManagedObjectID], deleted: [NSManagedObjectID]) {
+        var faultedIn: [NSManagedObject] = []
+        for id in inserted where !id.isTemporaryID && _registry[id] == nil {
+            faultedIn.append(_materialize(id, row: nil))
+        }
         var refreshed: [NSManagedObject] = []
         for id in updated {
             guard let object = _registry[id]?.takeUnretainedValue() else { continue }
@@ -109,6 +123,7 @@ extension NSManagedObjectContext {
         }
         guard !refreshed.isEmpty || !removed.isEmpty || !inserted.isEmpty else { return }
         var info: [AnyHashable: Any] = [:]
+        if !faultedIn.isEmpty { info[NSInsertedObjectsKey] = Set(faultedIn) }
         if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = Set(refreshed) }
         if !removed.isEmpty { info[NSDeletedObjectsKey] = Set(removed) }
         _eventRefreshed = [:]

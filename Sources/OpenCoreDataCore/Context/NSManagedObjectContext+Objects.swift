@@ -163,7 +163,9 @@ extension NSManagedObjectContext {
     func _materialize(
         _ objectID: NSManagedObjectID, row: StoreRow?, objectClass: NSManagedObject.Type? = nil
     ) -> NSManagedObject {
-        let objectClass = objectClass ?? ManagedObjectClassRegistry.objectClass(for: objectID._entity)
+        let objectClass =
+            _isBatchExecutor
+            ? NSManagedObject.self : objectClass ?? ManagedObjectClassRegistry.objectClass(for: objectID._entity)
         let object = NSManagedObject._makeExisting(objectClass, objectID: objectID, context: self, row: row)
         _register(object)
         return object
@@ -313,7 +315,8 @@ extension NSManagedObjectContext {
         object._flags.insert(.pendingDeletePropagation)
         if object._flags.contains(.inserted) {
             // An object deleted before it was ever saved leaves the insertions and is not deleted from a store, but
-            // observers of the end of the event hear of its deletion, as they did of its insertion.
+            // observers of the end of the event hear of its deletion (fetched results controllers drop it, monitors
+            // that heard of its insertion, or would have in this event, hear it is gone).
             _inserted[ObjectIdentifier(object)] = nil
             _eventInserted[ObjectIdentifier(object)] = nil
         } else {
@@ -363,14 +366,14 @@ extension NSManagedObjectContext {
     }
 
     /// Notes a change of an object in the current event: it is listed as updated in the end-of-event
-    /// notification (unless inserted), and its per-event change record is cleared when the event ends.
+    /// notification (unless inserted in this event), and its per-event change record is cleared when the event ends.
     func _noteChange(of object: NSManagedObject) {
         _noteEventChange()
         if !object._flags.contains(.eventTouched) {
             object._flags.insert(.eventTouched)
             _eventTouched.append(object)
         }
-        if !object._flags.contains(.inserted), !object._flags.contains(.deleted) {
+        if !object._flags.contains(.deleted), _eventInserted[ObjectIdentifier(object)] == nil {
             _eventUpdated[ObjectIdentifier(object)] = object
         }
     }

@@ -45,7 +45,9 @@ extension NSManagedObjectContext {
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
-        guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !refreshed.isEmpty else { return }
+        guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !refreshed.isEmpty, !_isBatchExecutor else {
+            return
+        }
         var info: [AnyHashable: Any] = [:]
         if !inserted.isEmpty { info[NSInsertedObjectsKey] = inserted }
         if !updated.isEmpty { info[NSUpdatedObjectsKey] = updated }
@@ -159,7 +161,9 @@ extension NSManagedObjectContext {
         defer { _isSaving = false }
 
         processPendingChanges()
-        NotificationCenter.default.post(name: NSManagedObjectContext.willSaveObjectsNotification, object: self)
+        if !_isBatchExecutor {
+            NotificationCenter.default.post(name: NSManagedObjectContext.willSaveObjectsNotification, object: self)
+        }
         // (Copies: `willSave()` may change the context's tables.)
         for objects in [Array(_inserted.values), Array(_updated.values), Array(_deleted.values)] {
             for object in objects { object.willSave() }
@@ -171,7 +175,22 @@ extension NSManagedObjectContext {
         // reading or changing them later touches few pages.
         let inserted = _inserted.values.sorted { $0._objectID._creationOrder < $1._objectID._creationOrder }
         let deletedToValidate = Array(_deleted.values)
-        try _validate(inserted: inserted, updated: _updated.values.filter { $0.hasChanges }, deleted: deletedToValidate)
+        if _isBatchExecutor {
+            // Batch requests skip validation, except that a deny rule still forbids a deletion.
+            for object in deletedToValidate {
+                do {
+                    try object._validateDeleteRules()
+                } catch let error as NSError where error.code == NSValidationRelationshipDeniedDeleteError {
+                    let relationship = error.userInfo[NSValidationKeyErrorKey] as? String ?? ""
+                    let remaining = (error.userInfo[NSValidationValueErrorKey] as? Set<NSManagedObject>)?.count ?? 1
+                    throw batchDenyError(
+                        entityName: object._entity._name ?? "", relationship: relationship, remaining: remaining)
+                }
+            }
+        } else {
+            try _validate(
+                inserted: inserted, updated: _updated.values.filter { $0.hasChanges }, deleted: deletedToValidate)
+        }
 
         if _coordinator != nil {
             try obtainPermanentIDs(for: inserted)
@@ -344,6 +363,7 @@ extension NSManagedObjectContext {
                 object.didTurnIntoFault()
             }
         }
+        guard !_isBatchExecutor else { return }
         var info: [AnyHashable: Any] = [
             NSInsertedObjectsKey: savedInserted.objects, NSUpdatedObjectsKey: savedUpdated.objects,
             NSDeletedObjectsKey: savedDeleted.objects,

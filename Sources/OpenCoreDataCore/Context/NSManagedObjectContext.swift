@@ -71,6 +71,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var _eventTouched: [NSManagedObject] = []
     @exclusivity(unchecked) var _hasEventChanges = false
     @exclusivity(unchecked) var _isSaving = false
+    /// The context executes one batch request for a store without batch support of its own (see
+    /// `NSManagedObjectContext+BatchEmulation.swift`): its objects are plain `NSManagedObject`s, it posts no
+    /// notifications, its saves check deny rules only and are merged nowhere.
+    @exclusivity(unchecked) var _isBatchExecutor = false
 
     @exclusivity(unchecked) var _undoManager: UndoManager?
     var _name: String?

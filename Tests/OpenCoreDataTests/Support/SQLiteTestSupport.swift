@@ -187,6 +187,42 @@ enum RawSQLite {
         }
     }
 
+    /// Runs the prepared statement `sql` once per row of `rows` (bound by position), in one transaction: what a
+    /// program using the C API directly does to insert many rows.
+    static func run(_ url: URL, _ sql: String, rows: [[Value]]) throws {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else {
+            throw Failure(description: "cannot open \(url.path)")
+        }
+        defer { sqlite3_close_v2(handle) }
+        var statement: OpaquePointer?
+        guard sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK,
+            sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement
+        else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+        defer { sqlite3_finalize(statement) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for row in rows {
+            sqlite3_reset(statement)
+            for (index, value) in zip(Int32(1)..., row) {
+                switch value {
+                case .null: sqlite3_bind_null(statement, index)
+                case .integer(let number): sqlite3_bind_int64(statement, index, number)
+                case .real(let number): sqlite3_bind_double(statement, index, number)
+                case .text(let text): sqlite3_bind_text(statement, index, text, -1, transient)
+                case .blob(let bytes): sqlite3_bind_blob(statement, index, bytes, Int32(bytes.count), transient)
+                }
+            }
+            guard sqlite3_step(statement) == SQLITE_DONE else {
+                throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+            }
+        }
+        guard sqlite3_exec(handle, "COMMIT", nil, nil, nil) == SQLITE_OK else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+    }
+
     /// The schema's CREATE statements (tables, indexes, triggers), normalised: one space between tokens, no space
     /// inside parentheses, no trailing semicolon.
     static func schema(_ url: URL, excluding: Set<String> = []) throws -> Set<String> {

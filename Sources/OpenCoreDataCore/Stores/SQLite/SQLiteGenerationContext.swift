@@ -9,6 +9,8 @@ final class SQLiteGenerationContext {
     private var aliasCount = 0
     /// `SUBQUERY` iterator variables, bound to the scope that ranges over the collection.
     var variables: [String: SQLiteScope] = [:]
+    /// While a having predicate is generated: the result columns its key paths and variables name.
+    var resultColumns: [String: SQLiteOperand] = [:]
 
     init(mapping: SQLiteModelMapping, store: NSPersistentStore) {
         self.mapping = mapping

@@ -402,9 +402,11 @@ extension SQLiteQueryGenerator {
         case .evaluatedObject:
             return .object("\(scope.alias).Z_PK", scope.entity)
         case .variable(let name):
+            if let column = context.resultColumns[name] { return column }
             guard let bound = context.variables[name] else { throw SQLiteUntranslatable("the variable $\(name)") }
             return .object("\(bound.alias).Z_PK", bound.entity)
         case .keyPath(_, let components, let base):
+            if base == nil, components.count == 1, let column = context.resultColumns[components[0]] { return column }
             guard let base else { return try operand(components[...], in: scope) }
             switch base.kind {
             case .evaluatedObject:

@@ -5,6 +5,8 @@ struct SQLiteFetchPlan {
     /// Whether the SQL applies the whole request (predicate, order, offset, limit). When it does not, the rows are
     /// candidates (a superset, in primary-key order) that the caller filters, sorts and limits in memory.
     var isComplete: Bool
+    /// Why the SQL does not apply the whole request, when it does not.
+    var untranslatable: [String] = []
 }
 
 /// Turns fetch requests into SQL over the store's tables (STYLE.md: SQL generation has its own files and its own
@@ -31,27 +33,10 @@ struct SQLiteQueryGenerator {
         -> SQLiteFetchPlan
     {
         let scope = SQLiteScope(alias: "t0", entity: entity)
-        var conditions: [String] = []
-        let kinds = request.includesSubentities ? entity.kindNumbers : [entity.number]
-        let tableKinds = context.mapping.entities.filter { $0.table === entity.table }.map(\.number)
-        if Set(kinds) != Set(tableKinds) {
-            conditions.append(
-                kinds.count == 1
-                    ? "t0.Z_ENT = \(kinds[0])" : "t0.Z_ENT IN (\(kinds.map(String.init).joined(separator: ", ")))")
-        }
-        var isComplete = true
-        if let predicate = request.predicate {
-            // Each conjunct that SQL can express narrows the candidates even when another one cannot be expressed.
-            for conjunct in Self.conjuncts(of: predicate) {
-                let checkpoint = context.checkpoint(scope)
-                do {
-                    conditions.append(try condition(conjunct, in: scope))
-                } catch {
-                    context.restore(checkpoint, scope)
-                    isComplete = false
-                }
-            }
-        }
+        let filtered = filter(request.predicate, includesSubentities: request.includesSubentities, in: scope)
+        let conditions = filtered.conditions
+        var untranslatable = filtered.untranslatable
+        var isComplete = untranslatable.isEmpty
         var order: [String] = []
         if isComplete, let descriptors = request.sortDescriptors, !descriptors.isEmpty {
             let checkpoint = context.checkpoint(scope)
@@ -61,6 +46,7 @@ struct SQLiteQueryGenerator {
                 context.restore(checkpoint, scope)
                 order = []
                 isComplete = false
+                untranslatable.append((error as? SQLiteUntranslatable)?.reason ?? "\(error)")
             }
         }
         // The primary key breaks ties, so that results are deterministic and equal to a stable in-memory sort of
@@ -91,7 +77,39 @@ struct SQLiteQueryGenerator {
                 "SELECT \(entity.table.selectList(alias: "t0")) FROM \(from)\(whereClause) ORDER BY "
                 + order.joined(separator: ", ") + limitClause
         }
-        return SQLiteFetchPlan(sql: sql, arguments: context.arguments, isComplete: isComplete)
+        return SQLiteFetchPlan(
+            sql: sql, arguments: context.arguments, isComplete: isComplete, untranslatable: untranslatable)
+    }
+
+    /// The conditions that select the rows of `scope`'s entity (with its subentities, if asked) that `predicate`
+    /// matches, and why SQL cannot express the conjuncts it leaves out. Each conjunct that SQL can express narrows
+    /// the rows even when another one cannot be expressed (the rows are then candidates for memory to finish).
+    func filter(_ predicate: NSPredicate?, includesSubentities: Bool, in scope: SQLiteScope) -> (
+        conditions: [String], untranslatable: [String]
+    ) {
+        let entity = scope.entity
+        var conditions: [String] = []
+        let kinds = includesSubentities ? entity.kindNumbers : [entity.number]
+        let tableKinds = context.mapping.entities.filter { $0.table === entity.table }.map(\.number)
+        if Set(kinds) != Set(tableKinds) {
+            conditions.append(
+                kinds.count == 1
+                    ? "\(scope.alias).Z_ENT = \(kinds[0])"
+                    : "\(scope.alias).Z_ENT IN (\(kinds.map(String.init).joined(separator: ", ")))")
+        }
+        var untranslatable: [String] = []
+        if let predicate {
+            for conjunct in Self.conjuncts(of: predicate) {
+                let checkpoint = context.checkpoint(scope)
+                do {
+                    conditions.append(try condition(conjunct, in: scope))
+                } catch {
+                    context.restore(checkpoint, scope)
+                    untranslatable.append((error as? SQLiteUntranslatable)?.reason ?? "\(error)")
+                }
+            }
+        }
+        return (conditions, untranslatable)
     }
 
     /// The top-level conjuncts of `predicate`.
@@ -105,7 +123,7 @@ struct SQLiteQueryGenerator {
     /// `expression ASC|DESC` for a sort descriptor, if SQL orders exactly as the descriptor does in memory:
     /// `compare:` on numbers, dates, strings (by code point), data, UUIDs and URIs; `caseInsensitiveCompare:` on
     /// strings.
-    private func orderTerm(_ descriptor: NSSortDescriptor, in scope: SQLiteScope) throws -> String {
+    func orderTerm(_ descriptor: NSSortDescriptor, in scope: SQLiteScope) throws -> String {
         guard let selector = descriptor.selector, let key = descriptor.key, !key.isEmpty else {
             throw SQLiteUntranslatable("a comparator-based sort descriptor")
         }
