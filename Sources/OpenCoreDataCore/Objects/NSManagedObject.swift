@@ -101,7 +101,7 @@ open class NSManagedObject: NSObject {
     /// ```swift
     /// let company = Company(context: context)
     /// ```
-    public convenience init(context: NSManagedObjectContext) {
+    public required convenience init(context: NSManagedObjectContext) {
         let entity = type(of: self).entity(in: context)
         self.init(entity: entity, insertInto: context)
     }

@@ -29,6 +29,29 @@ final class Book: NSManagedObject {
     var displayTitle: String { "\(title ?? "Untitled") (\(pages) pages)" }
 }
 
+/// A class with designated initializers of its own, as JSQCoreDataKit's model classes have. On Apple platforms the
+/// override of `init(entity:insertInto:)` may be private; here it is `required`, because the framework makes objects
+/// of a class from its metatype (see the porting guide).
+final class Note: NSManagedObject {
+    @Managed var text: String?
+
+    init(text: String, context: NSManagedObjectContext) {
+        super.init(entity: NSEntityDescription.entity(forEntityName: "Note", in: context)!, insertInto: context)
+        self.text = text
+    }
+
+    // `init(entity:insertInto:)` is required here and not on Apple platforms, where the override needs `override`.
+    #if canImport(CoreData)
+    required override init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        super.init(entity: entity, insertInto: context)
+    }
+    #else
+    required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        super.init(entity: entity, insertInto: context)
+    }
+    #endif
+}
+
 enum LibraryModel {
     /// One model for the whole process, as apps have: entities map to classes by name, and Apple's framework
     /// warns when several models claim the same classes.
@@ -60,8 +83,12 @@ enum LibraryModel {
             attribute("title", .stringAttributeType), attribute("pages", .integer16AttributeType, default: 0),
             attribute("format", .integer16AttributeType, default: 0), writtenBy,
         ]
+        let note = NSEntityDescription()
+        note.name = "Note"
+        note.managedObjectClassName = NSStringFromClass(Note.self)
+        note.properties = [attribute("text", .stringAttributeType)]
         let model = NSManagedObjectModel()
-        model.entities = [author, book]
+        model.entities = [author, book, note]
         return model
     }
 
