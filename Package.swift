@@ -6,8 +6,11 @@ let package = Package(
     name: "OpenCoreData",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
-        .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
-        .library(name: "OpenCoreDataShim", targets: ["OpenCoreDataShim"]),
+        // Each product names OpenCoreDataCore too: SwiftPM recompiles a client when a module it depends on changes,
+        // not when a module re-exported through one does (measured with Swift 6.3), so a client that depends only
+        // on the re-exporting module would keep code compiled against an older OpenCoreDataCore.
+        .library(name: "OpenCoreData", targets: ["OpenCoreData", "OpenCoreDataCore"]),
+        .library(name: "OpenCoreDataShim", targets: ["OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore"]),
         .executable(name: "coredata", targets: ["coredata"]),
         .plugin(name: "CoreDataModelCodeGenerator", targets: ["CoreDataModelCodeGenerator"]),
     ],
@@ -46,7 +49,7 @@ let package = Package(
             dependencies: ["CSQLite", "CZlib", "OpenCoreDataMacros", "XCDataModelFormat"]
         ),
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"]),
-        .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataMacros"]),
+        .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataCore", "OpenCoreDataMacros"]),
         // Writes the NSManagedObject subclasses of a model's entities; run by the build plugin below.
         .executableTarget(name: "CoreDataModelGenerator", dependencies: ["XCDataModelFormat"]),
         .plugin(
@@ -57,7 +60,7 @@ let package = Package(
         // An app using a model bundle and the classes the plugin generates from it.
         .executableTarget(
             name: "CompanyExample",
-            dependencies: ["OpenCoreData"],
+            dependencies: ["OpenCoreData", "OpenCoreDataCore"],
             path: "Examples/CompanyExample",
             resources: [.copy("Company.xcdatamodeld")],
             plugins: ["CoreDataModelCodeGenerator"]
@@ -68,6 +71,7 @@ let package = Package(
                 "OpenCoreDataShim",
                 // The model tools read Xcode files, which only OpenCoreData does (also on Apple platforms).
                 "OpenCoreData",
+                "OpenCoreDataCore",
                 "XCDataModelFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -82,10 +86,11 @@ let package = Package(
             plugins: ["CoreDataModelCodeGenerator"]
         ),
         // Unqualified Apple names resolve to OpenCoreData's classes whatever the import order: one target per order,
-        // because imports are per file but a target's files share one module.
-        .testTarget(name: "ImportFoundationFirstTests", dependencies: ["OpenCoreData"]),
-        .testTarget(name: "ImportOpenCoreDataFirstTests", dependencies: ["OpenCoreData"]),
-        .testTarget(name: "ImportShimTests", dependencies: ["OpenCoreDataShim"]),
+        // because imports are per file but a target's files share one module. (OpenCoreDataCore is listed so that
+        // they are recompiled when it changes; see the products.)
+        .testTarget(name: "ImportFoundationFirstTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"]),
+        .testTarget(name: "ImportOpenCoreDataFirstTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"]),
+        .testTarget(name: "ImportShimTests", dependencies: ["OpenCoreDataShim", "OpenCoreDataCore"]),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [

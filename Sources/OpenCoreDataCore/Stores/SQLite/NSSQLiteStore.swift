@@ -15,6 +15,8 @@ import Foundation
 ///
 /// A file that is not a store, a damaged or truncated one, or one of a newer format is refused with an error and is
 /// not written to: existing files are read through a read-only connection until they are known to be compatible.
+/// What a process that stopped while saving left is recovered first, as SQLite does for any program that opens the
+/// file: a hot rollback journal is played back, and a write-ahead log completes the main file.
 final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     // Used under the coordinator's lock only; touched for every row read or written, so without the run-time
     // exclusivity checks of class properties (see `NSManagedObject._values`).
@@ -57,7 +59,11 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         let url = try Self._fileURL(_url)
         let path = url.path
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        var size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        if attributes != nil, size > 0 {
+            // A hot journal is rolled back first (a read-only connection could not), then the header is checked.
+            size = try Self._prepareToRead(url, size: size, timeout: _timeout, emptyIsNew: true)
+        }
         guard attributes != nil, size > 0 else {
             guard !_isReadOnly else {
                 throw coreDataError(
@@ -67,9 +73,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             try _createStore(at: url)
             return
         }
-        try Self._checkHeader(of: url, size: size)
+        let companions = SQLiteCompanionFiles(of: url, mainFileSize: size)
         // An existing file is read through a read-only connection, which cannot change it, until it is known to be
-        // a store this model can use.
+        // a store this model can use. It still recovers a write-ahead log: that only rebuilds the `-shm` index.
         let connection = try _open(url, readOnly: true, create: false)
         do {
             if try connection.tableNames().isEmpty {
@@ -89,13 +95,14 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             _connection = connection
         } catch {
             connection.close()
-            throw Self._coreDataError(error, url: url, action: "opening")
+            throw Self._firstReadError(error, url: url, companions: companions)
         }
     }
 
     /// Refuses a file that is not a SQLite database, or one shorter than its header says (truncated), before SQLite
-    /// opens it.
-    static func _checkHeader(of url: URL, size: Int) throws {
+    /// opens it. The length is not judged when a write-ahead log holds pages: an interrupted checkpoint leaves a
+    /// header that counts pages only the log holds, and SQLite reads them from there.
+    static func _checkHeader(of url: URL, size: Int, companions: SQLiteCompanionFiles) throws {
         func damaged(_ reason: String) -> NSError {
             coreDataError(
                 CocoaError.Code.fileReadCorruptFile.rawValue,
@@ -120,7 +127,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else { throw damaged("its page size is invalid") }
         // The page count is trustworthy when written by the same change as the change counter.
         let pages = integer(28, 4)
-        if pages > 0, integer(24, 4) == integer(92, 4), size < pages * pageSize {
+        if pages > 0, integer(24, 4) == integer(92, 4), size < pages * pageSize, companions.wal == nil {
             throw damaged("it is truncated (\(size) bytes of \(pages * pageSize))")
         }
     }
@@ -383,12 +390,17 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 userInfo: [NSURLErrorKey: url])
         }
         let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        try _checkHeader(of: url, size: (attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        // What a crash left is recovered first: read past a hot journal, the metadata could be half of a change.
+        try _prepareToRead(url, size: size, timeout: 240)
         let connection = try _inspectionConnection(url)
         defer { connection.close() }
         do {
             return try SQLiteStoreMetadata.read(connection).metadata
         } catch {
+            if let sqlite = error as? SQLiteError, let wal = SQLiteCompanionFiles(of: url, mainFileSize: size).wal {
+                throw sqlite.recoveryError(url: url, companion: wal, action: "reading it with the write-ahead log")
+            }
             throw _coreDataError(error, url: url, action: "reading the metadata of")
         }
     }
@@ -440,6 +452,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(source.path) to copy",
                 userInfo: [NSURLErrorKey: source])
         }
+        let sourceSize =
+            ((try? FileManager.default.attributesOfItem(atPath: source.path))?[.size] as? NSNumber)?.intValue ?? 0
+        try _prepareToRead(source, size: sourceSize, timeout: 240)
         let from = try _connect(source, readOnly: true, create: false, timeout: 240)
         defer { from.close() }
         do {
