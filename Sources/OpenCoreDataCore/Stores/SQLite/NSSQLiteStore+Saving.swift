@@ -537,11 +537,11 @@ extension NSSQLiteStore {
         switch write {
         case .attribute(let slot, let type, let attribute):
             guard slot < change.values.count else { return .null }
-            return try SQLiteValueCoding.sqliteValue(change.values[slot], type: type, attribute: attribute)
+            return try _storable(change.values[slot], type: type, attribute: attribute, of: change.object)
         case .derived(_, let type, let attribute):
             let value = attribute._derivationExpression?.expressionValue(with: change.object, context: nil)
             let stored = StoredValue.attributeValue(value, type: type) ?? .null
-            return try SQLiteValueCoding.sqliteValue(stored, type: type, attribute: attribute)
+            return try _storable(stored, type: type, attribute: attribute, of: change.object)
         case .foreignKey(let slot), .foreignEntity(let slot):
             guard slot < change.values.count else { return .null }
             let destination: NSManagedObjectID
@@ -557,6 +557,26 @@ extension NSSQLiteStore {
                 return mapping.entity(destination._entity).map { .integer($0.number) } ?? .null
             }
             return .integer(key)
+        }
+    }
+
+    /// The column value of `value`; one the column would give back as something else (NaN, a decimal with more
+    /// precision than SQLite keeps) is refused as Core Data refuses an invalid value, with the object and the key.
+    private func _storable(
+        _ value: StoredValue, type: NSAttributeType, attribute: NSAttributeDescription, of object: NSManagedObject
+    ) throws -> SQLiteValue {
+        do {
+            return try SQLiteValueCoding.sqliteValue(value, type: type, attribute: attribute)
+        } catch let unstorable as SQLiteValueCoding.UnstorableValue {
+            // Foundation traps when it describes a date of NaN seconds, and errors get described.
+            var shown = value.publicValue
+            if let date = shown as? Date, date.timeIntervalSinceReferenceDate.isNaN { shown = nil }
+            throw object._validationError(
+                NSManagedObjectValidationError, property: attribute, value: shown,
+                message: """
+                    The value of \(attribute._name) of \(object._entity._name ?? "an entity") cannot be saved to the \
+                    SQLite store at \(_url?.path ?? "(unknown)"): \(unstorable.reason).
+                    """)
         }
     }
 
