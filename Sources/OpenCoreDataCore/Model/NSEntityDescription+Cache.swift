@@ -53,12 +53,15 @@ final class EntityCache: @unchecked Sendable {
         }
         var properties: [NSPropertyDescription] = []
         var byName: [String: NSPropertyDescription] = [:]
+        // Where each name's slot is: a search of the list for every property made a deep hierarchy cubic.
+        var slotOfName: [String: Int] = [:]
         for ancestor in chain.reversed() {
             for property in ancestor._ownProperties {
-                if let index = properties.firstIndex(where: { $0._name == property._name }) {
+                if let index = slotOfName[property._name] {
                     // A subentity may redeclare an inherited property; its own definition wins, in the same slot.
                     properties[index] = property
                 } else {
+                    slotOfName[property._name] = properties.count
                     properties.append(property)
                 }
                 byName[property._name] = property

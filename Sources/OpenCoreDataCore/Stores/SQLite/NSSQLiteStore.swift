@@ -141,6 +141,18 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         let connection = try _open(url, readOnly: false, create: true)
         do {
             let mapping = SQLiteModelMapping(model: model, configuration: _configurationName)
+            // An entity hierarchy shares one table: one too wide for SQLite would fail with "too many columns".
+            let limit = Int(sqlite3_limit(connection.handle, SQLITE_LIMIT_COLUMN, -1))
+            if let table = mapping.tables.first(where: { $0.columns.count + 3 > limit }) {
+                throw coreDataError(
+                    NSSQLiteError,
+                    """
+                    The store at \(url.path) cannot be created: the entities stored in table \(table.name) (an \
+                    entity and its subentities share one table) have \(table.columns.count + 3) columns, and SQLite \
+                    allows \(limit); make some of their attributes transient, or split the hierarchy
+                    """,
+                    userInfo: [NSURLErrorKey: url])
+            }
             try connection.execute("PRAGMA auto_vacuum = 2")
             try _applyPragmas(connection)
             let created: Bool = try connection.transaction(immediate: true) {

@@ -32,12 +32,12 @@ struct SQLiteQueryGenerator {
     {
         let scope = SQLiteScope(alias: "t0", entity: entity)
         var conditions: [String] = []
-        let kinds = request.includesSubentities ? entity.kindNumbers : [entity.number]
-        let tableKinds = context.mapping.entities.filter { $0.table === entity.table }.map(\.number)
-        if Set(kinds) != Set(tableKinds) {
+        let kinds = request.includesSubentities ? entity.kindNumbers : entity.number...entity.number
+        // The table holds its root entity's kinds; a range of numbers is a subtree (see `kindNumbers`).
+        if kinds != context.mapping.entity(number: entity.table.rootNumber)?.kindNumbers {
             conditions.append(
                 kinds.count == 1
-                    ? "t0.Z_ENT = \(kinds[0])" : "t0.Z_ENT IN (\(kinds.map(String.init).joined(separator: ", ")))")
+                    ? "t0.Z_ENT = \(kinds.lowerBound)" : "t0.Z_ENT BETWEEN \(kinds.lowerBound) AND \(kinds.upperBound)")
         }
         var isComplete = true
         if let predicate = request.predicate {
