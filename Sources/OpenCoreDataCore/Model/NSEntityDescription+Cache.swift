@@ -38,9 +38,12 @@ final class EntityCache: @unchecked Sendable {
     /// The values a newly inserted object starts with: attribute defaults, and to-many relationships that load
     /// (as empty, for a new object) when first touched.
     let initialValues: StoredValues
+    /// The hash of the entity's name, which object IDs mix into theirs (IDs of equal names are equal).
+    let nameHash: Int
 
     init(entity: NSEntityDescription) {
         id = EntityCache.nextID.add(1, ordering: .relaxed).oldValue
+        nameHash = (entity._name ?? "").hashValue
         var chain: [NSEntityDescription] = []
         var current: NSEntityDescription? = entity
         var visited = Set<ObjectIdentifier>()

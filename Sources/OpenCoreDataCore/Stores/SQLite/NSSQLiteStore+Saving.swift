@@ -85,9 +85,9 @@ extension NSSQLiteStore {
         try _checkWritable()
         let (connection, mapping) = try _openStore()
         // Each object's root table (found once per run of objects of one entity, compared by identity so as not to
-        // retain and release it for every object), and how many keys each table needs; a model has few tables, so
-        // a short list.
+        // retain and release it for every object), and how many keys each table needs.
         var tables: [(root: Int64, count: Int64, next: Int64)] = []
+        var tableOfRoot: [Int64: Int] = [:]
         var tableOfObject: [Int] = []
         tableOfObject.reserveCapacity(objects.count)
         var last: (entity: ObjectIdentifier, table: Int)?
@@ -105,8 +105,11 @@ extension NSSQLiteStore {
                         + "\(_url?.path ?? "(unknown)")")
             }
             let root = mapped.table.rootNumber
-            let table = tables.firstIndex { $0.root == root } ?? tables.endIndex
-            if table == tables.endIndex { tables.append((root, 0, 0)) }
+            let table = tableOfRoot[root] ?? tables.endIndex
+            if table == tables.endIndex {
+                tableOfRoot[root] = table
+                tables.append((root, 0, 0))
+            }
             tables[table].count += 1
             tableOfObject.append(table)
             last = (ObjectIdentifier(entity), table)
