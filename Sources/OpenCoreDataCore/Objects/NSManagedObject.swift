@@ -447,6 +447,9 @@ open class NSManagedObject: NSObject {
             let ids = contents.objects.map { "    \"\($0.objectID.uriRepresentation().absoluteString)\"" }
             return "(\n" + ids.joined(separator: ",\n") + "\n)"
         case .string(let string): return string
+        case .date(let date) where date.timeIntervalSinceReferenceDate.isNaN:
+            // Foundation traps when it describes such a date, and a description must not crash.
+            return "<date of NaN seconds>"
         default:
             return _values[slot].publicValue.map { String(describing: $0) } ?? "nil"
         }
