@@ -278,6 +278,22 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         for entity in _entities { entity._frozenVersionHash = hashes[ObjectIdentifier(entity)] }
     }
 
+    /// Two models are equal when they describe the same data: the same entities with the same version hashes (every
+    /// property, relationship and setting that decides what a store holds) and the same configurations, whichever
+    /// file or code made them — as Apple's models compare by content.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObjectModel else { return false }
+        if other === self { return true }
+        return _entities.count == other._entities.count && configurations.sorted() == other.configurations.sorted()
+            && entityVersionHashesByName == other.entityVersionHashesByName
+    }
+
+    open override var hash: Int {
+        var hasher = Hasher()
+        for name in _entities.compactMap(\.name).sorted() { hasher.combine(name) }
+        return hasher.finalize()
+    }
+
     open override var description: String {
         "(<NSManagedObjectModel: \(Unmanaged.passUnretained(self).toOpaque())>) isEditable \(_isEditable), "
             + "entities {" + _entities.compactMap(\.name).joined(separator: ", ") + "}"
