@@ -29,6 +29,8 @@ import OpenCoreData
         #expect((\Book.displayTitle as AnyKeyPath)._kvcKeyPathString == nil)
         #expect((\Book.title?.count as AnyKeyPath)._kvcKeyPathString == nil)
         #expect((\Author.books.count as AnyKeyPath)._kvcKeyPathString == nil)
+        #expect((\Book.tags as AnyKeyPath)._kvcKeyPathString == "tags")
+        #expect((\Book.tags[0].isEmpty as AnyKeyPath)._kvcKeyPathString == nil)
     }
 
     @Test func fetchesSortAndFilterByKeyPathKeys() throws {
