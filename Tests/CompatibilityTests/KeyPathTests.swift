@@ -23,6 +23,8 @@ import OpenCoreData
         #expect((\Book.format as AnyKeyPath)._kvcKeyPathString == "format")
         #expect((\Book.author?.name as AnyKeyPath)._kvcKeyPathString == "author.name")
         #expect((\Author.books as AnyKeyPath)._kvcKeyPathString == "books")
+        #expect((\Double.self as AnyKeyPath)._kvcKeyPathString == "self")
+        #expect((\Book.self as AnyKeyPath)._kvcKeyPathString == "self")
     }
 
     @Test func keyPathsThroughOtherPropertiesHaveNoKeyString() {

@@ -94,6 +94,9 @@ enum ManagedKeyPath {
 
     private static func probe(_ keyPath: AnyKeyPath) -> Resolution {
         let keyPathType = type(of: keyPath)
+        // The identity key path (`\Double.self`) names the object itself, as key-value coding's `self` does.
+        func identity<Root>(_: Root.Type) -> AnyKeyPath { \Root.self }
+        if keyPath == _openExistential(keyPathType.rootType, do: identity) { return .key("self") }
         guard let rootClass = keyPathType.rootType as? NSManagedObject.Type else {
             return .none(reason: "its root \(keyPathType.rootType) is not an NSManagedObject subclass")
         }

@@ -100,12 +100,9 @@ open class NSManagedObject: NSObject {
     /// instead of a designated initializer. It holds no properties: reading or writing one stops the program, and
     /// it cannot be inserted or saved. Code uses such objects as placeholders (arguments of comparators in tests).
     public override convenience init() {
-        FileHandle.standardError.write(
-            Data(
-                """
-                CoreData: error: Failed to call designated initializer on NSManagedObject class                 '\(String(describing: type(of: self)))'
-
-                """.utf8))
+        let message =
+            "CoreData: error: Failed to call designated initializer on NSManagedObject class '\(type(of: self))'\n"
+        FileHandle.standardError.write(Data(message.utf8))
         self.init(entity: NSManagedObject._noEntity, insertInto: nil)
     }
 
