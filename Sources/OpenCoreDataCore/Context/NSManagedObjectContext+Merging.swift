@@ -11,10 +11,16 @@ extension NSManagedObjectContext {
     public func mergeChanges(fromContextDidSave notification: Notification) {
         _assertOnQueue()
         let info = notification.userInfo ?? [:]
+        let updated = NSManagedObjectContext._objectIDs(info[NSUpdatedObjectsKey])
+        let deleted = NSManagedObjectContext._objectIDs(info[NSDeletedObjectsKey])
+        // Changes saved through another coordinator (a persistent history transaction's notification has no
+        // context) reached the file behind this coordinator's row cache.
+        let source = notification.object as? NSManagedObjectContext
+        if let coordinator = persistentStoreCoordinator, source?.persistentStoreCoordinator !== coordinator {
+            coordinator._invalidateRows(of: updated + deleted)
+        }
         _mergeSaved(
-            inserted: NSManagedObjectContext._objectIDs(info[NSInsertedObjectsKey]),
-            updated: NSManagedObjectContext._objectIDs(info[NSUpdatedObjectsKey]),
-            deleted: NSManagedObjectContext._objectIDs(info[NSDeletedObjectsKey]))
+            inserted: NSManagedObjectContext._objectIDs(info[NSInsertedObjectsKey]), updated: updated, deleted: deleted)
     }
 
     /// Merges changes described by object IDs or their URIs (from another process, or from a batch request's result)
@@ -40,10 +46,12 @@ extension NSManagedObjectContext {
                             + _uris(value).compactMap { coordinator?.managedObjectID(forURIRepresentation: $0) }
                     }
                 }
+                let updated = ids([NSUpdatedObjectsKey, NotificationKey.updatedObjectIDs.rawValue])
+                let deleted = ids([NSDeletedObjectsKey, NotificationKey.deletedObjectIDs.rawValue])
+                coordinator?._invalidateRows(of: updated + deleted)
                 context._mergeSaved(
                     inserted: ids([NSInsertedObjectsKey, NotificationKey.insertedObjectIDs.rawValue]),
-                    updated: ids([NSUpdatedObjectsKey, NotificationKey.updatedObjectIDs.rawValue]),
-                    deleted: ids([NSDeletedObjectsKey, NotificationKey.deletedObjectIDs.rawValue]))
+                    updated: updated, deleted: deleted)
             }
         }
     }

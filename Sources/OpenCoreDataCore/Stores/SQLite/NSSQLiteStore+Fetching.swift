@@ -540,3 +540,14 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         }
     }
 }
+
+extension NSSQLiteStore: PersistentStoreRowInvalidating {
+    package func invalidateRows(of objectIDs: [NSManagedObjectID]) {
+        // IDs of another coordinator's store object on the same file name it by its identifier.
+        let identifier = self.identifier
+        for objectID in objectIDs where objectID._isInStore(self) || objectID._storeIdentifier == identifier {
+            _snapshots[objectID] = nil
+        }
+        _toManyCache = [:]
+    }
+}
