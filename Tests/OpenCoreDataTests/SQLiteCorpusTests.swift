@@ -147,10 +147,11 @@ struct SQLiteCorpusTests {
         let pageMax = try #require(
             try RawSQLite.query(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 4").first?[0].integer)
 
+        // The store records persistent history: Apple's framework (and this one) opens it read-only without the key.
         let coordinator = try SQLiteStack.coordinator(
             try SQLiteCorpusModels.storeModel(
                 for: "stores/alemar11__CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V1.sqlite"),
-            at: url)
+            at: url, options: [NSPersistentHistoryTrackingKey: true])
         let context = SQLiteStack.context(coordinator)
         try context.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Book")

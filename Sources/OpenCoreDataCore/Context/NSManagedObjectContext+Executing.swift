@@ -28,10 +28,18 @@ extension NSManagedObjectContext {
             return try _executeBatchInsert(insert)
         case let asynchronous as AsynchronousFetchStarting:
             return asynchronous._start(in: self)
+        case let history as NSPersistentHistoryChangeRequest:
+            guard let coordinator = persistentStoreCoordinator else {
+                throw coreDataError(
+                    NSPersistentStoreOperationError,
+                    "The context \(_debugName) has no persistent store coordinator to read persistent history from")
+            }
+            return try coordinator._executeHistoryRequest(history)
         default:
             throw coreDataError(
                 NSPersistentStoreUnsupportedRequestTypeError,
-                "execute(_:) runs batch update, delete and insert requests and asynchronous fetches; "
+                "execute(_:) runs batch update, delete and insert requests, persistent history requests and "
+                    + "asynchronous fetches; "
                     + "\(type(of: request)) is none of them (use fetch(_:) for fetch requests and save() to save)",
                 userInfo: ["request": request])
         }
@@ -41,7 +49,8 @@ extension NSManagedObjectContext {
         let entity = _resolveEntity(
             named: request._entityName, entity: request._entity, request: "NSBatchUpdateRequest")
         request._entity = entity
-        let update = try StoreBatchUpdate(request, entity: entity)
+        var update = try StoreBatchUpdate(request, entity: entity)
+        update.author = _storeTransactionAuthor
         let outcome = try _executeBatch(entity: entity, affectedStores: request.affectedStores, inserting: false) {
             store, backend in
             if let backend { return try backend.executeBatchUpdate(update) }
@@ -93,7 +102,8 @@ extension NSManagedObjectContext {
         let outcome = try _executeBatch(entity: entity, affectedStores: request.affectedStores, inserting: false) {
             store, backend in
             let delete = StoreBatchDelete(
-                request: fetch, objectIDs: objectIDs?.filter { $0._isInStore(store) }, wantsObjectIDs: wantsIDs)
+                request: fetch, objectIDs: objectIDs?.filter { $0._isInStore(store) }, wantsObjectIDs: wantsIDs,
+                author: _storeTransactionAuthor)
             if let backend { return try backend.executeBatchDelete(delete) }
             return try NSManagedObjectContext._emulate(delete, in: store)
         }
@@ -144,7 +154,8 @@ extension NSManagedObjectContext {
             }
         }
         let insert = StoreBatchInsert(
-            entity: entity, next: { try next() }, wantsObjectIDs: request.resultType == .objectIDs)
+            entity: entity, next: { try next() }, wantsObjectIDs: request.resultType == .objectIDs,
+            author: _storeTransactionAuthor)
         let outcome = try _executeBatch(entity: entity, affectedStores: request.affectedStores, inserting: true) {
             store, backend in
             if let backend { return try backend.executeBatchInsert(insert) }

@@ -267,10 +267,16 @@ extension NSManagedObjectContext {
         return values
     }
 
+    /// Who saves, as persistent history records it.
+    var _storeTransactionAuthor: StoreTransactionAuthor {
+        StoreTransactionAuthor(author: _transactionAuthor, contextName: _name)
+    }
+
     func _saveChanges(
         inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], forced: Bool
     ) -> StoreSaveChanges {
         var changes = StoreSaveChanges()
+        changes.author = _storeTransactionAuthor
         func toMany(_ object: NSManagedObject, slots: [Int]) -> [Int: [NSManagedObjectID]] {
             var result: [Int: [NSManagedObjectID]] = [:]
             for slot in slots {

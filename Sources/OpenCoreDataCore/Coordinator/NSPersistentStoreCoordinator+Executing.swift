@@ -12,7 +12,8 @@ extension NSPersistentStoreCoordinator {
             return try context._execute(fetch._untyped)
         }
         switch request {
-        case is NSBatchUpdateRequest, is NSBatchDeleteRequest, is NSBatchInsertRequest:
+        case is NSBatchUpdateRequest, is NSBatchDeleteRequest, is NSBatchInsertRequest,
+            is NSPersistentHistoryChangeRequest:
             return try context.execute(request)
         default:
             throw coreDataError(

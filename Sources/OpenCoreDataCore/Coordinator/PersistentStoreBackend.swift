@@ -51,6 +51,8 @@ package struct StoreSaveChanges {
     package var inserted: [StoreSaveObject] = []
     package var updated: [StoreSaveObject] = []
     package var deleted: [StoreSaveObject] = []
+    /// Who saves, for stores that record persistent history.
+    package var author = StoreTransactionAuthor()
 
     package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }

@@ -41,6 +41,8 @@ package struct StoreBatchUpdate {
     package let includesSubentities: Bool
     package let assignments: [StoreBatchAssignment]
     package let wantsObjectIDs: Bool
+    /// Who runs the request, for stores that record persistent history.
+    package var author = StoreTransactionAuthor()
 }
 
 /// A batch delete: the objects a fetch request (its entity resolved) matches, or the objects of a list of IDs.
@@ -49,6 +51,8 @@ package struct StoreBatchDelete {
     /// For a request made from IDs: those of them that belong to the store at hand.
     package let objectIDs: [NSManagedObjectID]?
     package let wantsObjectIDs: Bool
+    /// Who runs the request, for stores that record persistent history.
+    package var author = StoreTransactionAuthor()
 }
 
 /// A batch insert: the values of each object in the slot order of the entity's layout (attributes only;
@@ -57,6 +61,8 @@ package struct StoreBatchInsert {
     package let entity: NSEntityDescription
     package let next: () throws -> StoredValues?
     package let wantsObjectIDs: Bool
+    /// Who runs the request, for stores that record persistent history.
+    package var author = StoreTransactionAuthor()
 }
 
 /// What a store did: how many objects, and their IDs when asked for.

@@ -19,17 +19,43 @@ extension NSSQLiteStore: PersistentStoreBatchExecuting {
         guard let entity = mapping.entity(update.entity) else { return StoreBatchOutcome() }
         do {
             let plan = try SQLiteQueryGenerator(mapping: mapping, store: self).batchUpdate(update, entity: entity)
+            let history = _history
             let keys =
-                update.wantsObjectIDs
+                update.wantsObjectIDs || history != nil
                 ? try SQLiteQueryGenerator(mapping: mapping, store: self).batchKeys(
                     update.predicate, includesSubentities: update.includesSubentities, entity: entity) : nil
             let outcome: StoreBatchOutcome = try connection.transaction(immediate: true) {
                 var outcome = StoreBatchOutcome()
+                var rows: [(key: Int64, entity: Int64)] = []
                 if let keys {
-                    outcome.objectIDs = try _objectIDs(keys, connection: connection, mapping: mapping)
+                    let statement = try connection.statement(keys.sql)
+                    statement.bind(keys.arguments)
+                    while try statement.step() { rows.append((statement.int64(0), statement.int64(1))) }
+                    statement.reset()
+                }
+                if update.wantsObjectIDs {
+                    var references = SQLiteDestinationIDCache()
+                    outcome.objectIDs = rows.compactMap { row in
+                        mapping.entity(number: row.entity).map {
+                            references.rowID(entity: $0.entity, key: row.key, store: self)
+                        }
+                    }
                 }
                 try connection.statement(plan.sql).run(plan.arguments)
                 outcome.count = connection.changes
+                if let history {
+                    let names = update.assignments.map(\.attribute._name)
+                    var bitmaps: [Int64: Data] = [:]
+                    let changes = rows.compactMap { row -> SQLiteHistoryChange? in
+                        guard let member = mapping.entity(number: row.entity) else { return nil }
+                        if bitmaps[row.entity] == nil {
+                            bitmaps[row.entity] = history.columnsBitmap(of: names, entity: member.entity)
+                        }
+                        return SQLiteHistoryChange(
+                            type: .update, entity: row.entity, key: row.key, columns: bitmaps[row.entity])
+                    }
+                    try history.record(changes, author: update.author, connection: connection)
+                }
                 return outcome
             }
             _forgetRows(of: [entity.table], mapping: mapping)
@@ -65,6 +91,7 @@ extension NSSQLiteStore: PersistentStoreBatchExecuting {
                 }
                 var key = max
                 var outcome = StoreBatchOutcome()
+                let history = _history
                 let statement = try connection.statement(plan.sql)
                 var references = SQLiteDestinationIDCache()
                 while let values = try insert.next() {
@@ -86,6 +113,12 @@ extension NSSQLiteStore: PersistentStoreBatchExecuting {
                 try connection.statement("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?").run([
                     .integer(key), .integer(root),
                 ])
+                if let history, key > max {
+                    let changes = (max + 1...key).map {
+                        SQLiteHistoryChange(type: .insert, entity: entity.number, key: $0)
+                    }
+                    try history.record(changes, author: insert.author, connection: connection)
+                }
                 return outcome
             }
             _forgetDerivedCounts(mapping: mapping)
@@ -158,7 +191,10 @@ extension NSSQLiteStore: PersistentStoreBatchExecuting {
                     statement.reset()
                 } else {
                     let limited = request.fetchLimit > 0 || request.fetchOffset > 0
-                    if !limited, !_deletionTouchesOtherRows(entity, includesSubentities: request.includesSubentities) {
+                    // (History needs the keys of the rows, and their tombstones.)
+                    if !limited, _history == nil,
+                        !_deletionTouchesOtherRows(entity, includesSubentities: request.includesSubentities)
+                    {
                         // Nothing but the rows themselves: one statement (after reading their keys, if asked for).
                         let objectIDs =
                             delete.wantsObjectIDs
@@ -196,7 +232,21 @@ extension NSSQLiteStore: PersistentStoreBatchExecuting {
                 try _cascade(&doomed, connection: connection, mapping: mapping)
                 try _checkDenyRules(doomed, connection: connection, mapping: mapping)
                 let nullified = try _nullifyReferences(to: doomed, connection: connection, mapping: mapping)
+                let rows = doomed.byEntity.sorted { $0.key < $1.key }.flatMap { number, keys in
+                    keys.compactMap { key in mapping.entity(number: number).map { (entity: $0, key: key) } }
+                }
+                let tombstones =
+                    (_history?.tombstoneColumns ?? 0) > 0
+                    ? try _history!.tombstones(of: rows, connection: connection) : [:]
                 try _deleteRows(doomed, connection: connection, mapping: mapping)
+                if let history = _history {
+                    let changes = rows.map { row in
+                        SQLiteHistoryChange(
+                            type: .delete, entity: row.entity.number, key: row.key,
+                            tombstone: tombstones[SQLiteHistoryKey(entity: row.entity.number, key: row.key)] ?? [])
+                    }
+                    try history.record(changes, author: delete.author, connection: connection)
+                }
                 let deleted = doomed.objectIDs(store: self, mapping: mapping)
                 for objectID in deleted { _snapshots[objectID] = nil }
                 if !nullified.isEmpty { _forgetRows(of: nullified, mapping: mapping) }

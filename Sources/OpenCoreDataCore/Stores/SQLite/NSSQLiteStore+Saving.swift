@@ -158,7 +158,20 @@ extension NSSQLiteStore {
             let result: StoreSaveResult
             do {
                 result = try connection.transaction(immediate: true) {
-                    try _save(changes, plist: plist, connection: connection, mapping: mapping)
+                    guard let history = _history else {
+                        return try _save(changes, plist: plist, connection: connection, mapping: mapping)
+                    }
+                    // Tombstones are read before their rows go; the transaction is recorded with the rows.
+                    let tombstones =
+                        history.tombstoneColumns > 0 && !changes.deleted.isEmpty
+                        ? try history.tombstones(
+                            of: _deletedRows(of: changes, mapping: mapping), connection: connection)
+                        : [:]
+                    let result = try _save(changes, plist: plist, connection: connection, mapping: mapping)
+                    try history.record(
+                        _historyChanges(of: changes, tombstones: tombstones, history: history, mapping: mapping),
+                        author: changes.author, connection: connection)
+                    return result
                 }
             } catch is SQLiteVersionMismatch {
                 // Rolled back: now find every row that changed underneath the saving context, for its merge policy.
@@ -650,6 +663,16 @@ extension NSSQLiteStore {
     }
 
     func _checkWritable() throws {
+        if isReadOnly, _readOnlyForHistory {
+            throw coreDataError(
+                NSPersistentStoreSaveError,
+                """
+                The SQLite store at \(_url?.path ?? "(unknown)") records persistent history, so it was opened \
+                read-only when added without NSPersistentHistoryTrackingKey (as Apple's framework opens it); add it \
+                with NSPersistentHistoryTrackingKey set to true to change it
+                """,
+                userInfo: _url.map { [NSURLErrorKey: $0] } ?? [:])
+        }
         guard !isReadOnly else {
             throw coreDataError(
                 NSPersistentStoreSaveError,

@@ -43,6 +43,11 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     @exclusivity(unchecked) var _destinationRowsSQL:
         [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
     @exclusivity(unchecked) var _updatePlans: [SQLiteUpdateKey: SQLiteUpdatePlan] = [:]
+    /// The store's persistent history, when it was added with `NSPersistentHistoryTrackingKey` (see
+    /// `NSSQLiteStore+History.swift`).
+    var _history: SQLiteHistory?
+    /// The store was opened read-only because it records history and was added without the option.
+    var _readOnlyForHistory = false
 
     override var type: String { NSSQLiteStoreType }
 
@@ -252,6 +257,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if Self._flag(_options?[NSSQLiteManualVacuumOption]) { try connection.execute("VACUUM") }
                 if Self._flag(_options?[NSSQLiteAnalyzeOption]) { try connection.execute("ANALYZE") }
             }
+            try _prepareHistory()
         } catch {
             _close()
             throw Self._coreDataError(error, url: url, action: "opening")
