@@ -199,9 +199,18 @@ extension NSManagedObjectContext {
         while true {
             attempt += 1
             // A merge policy may have changed what is to be written: gather it afresh on every attempt.
-            let updated = _updated.values.filter { $0.hasChanges }
-            let deleted = attempt == 1 ? deletedToValidate : Array(_deleted.values)
-            let changes = _saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
+            var updated = _updated.values.filter { $0.hasChanges }
+            var deleted = attempt == 1 ? deletedToValidate : Array(_deleted.values)
+            var changes = _saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
+            if _coordinator != nil {
+                // The store resolves conflicts while it keeps other writers out, with this context's policy.
+                changes.resolveConflicts = { [unowned self] conflicts in
+                    try self._resolve(conflicts)
+                    updated = self._updated.values.filter { $0.hasChanges }
+                    deleted = Array(self._deleted.values)
+                    return self._saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
+                }
+            }
             do {
                 let result = try parent._commit(changes, from: self)
                 _didCommit(inserted: inserted, updated: updated, deleted: deleted, result: result)

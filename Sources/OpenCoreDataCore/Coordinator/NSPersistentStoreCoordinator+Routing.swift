@@ -148,14 +148,32 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             if let first = all.first {
                 guard let store = first.objectID._store else { throw noStore(first.objectID) }
                 if all.allSatisfy({ $0.objectID._isInStore(store) }) {
-                    return try _backend(of: store).save(changes)
+                    // A store that does not resolve conflicts itself has no writer but this coordinator, whose lock
+                    // is held: resolving here, before anyone else saves, settles them (bounded all the same).
+                    let backend = try _backend(of: store)
+                    var changes = changes
+                    var attempt = 0
+                    while true {
+                        attempt += 1
+                        do {
+                            return try backend.save(changes)
+                        } catch let conflicts as StoreConflicts {
+                            guard let resolve = changes.resolveConflicts, attempt < 8 else { throw conflicts }
+                            changes = try resolve(conflicts)
+                            changes.resolveConflicts = resolve
+                        }
+                    }
                 }
             }
             var byStore: [ObjectKey: (store: NSPersistentStore, changes: StoreSaveChanges)] = [:]
             func group(_ objectID: NSManagedObjectID) throws -> ObjectKey {
                 guard let store = objectID._store else { throw noStore(objectID) }
                 let key = ObjectKey(ObjectIdentifier(store))
-                if byStore[key] == nil { byStore[key] = (store, StoreSaveChanges()) }
+                if byStore[key] == nil {
+                    var part = StoreSaveChanges()
+                    part.author = changes.author
+                    byStore[key] = (store, part)
+                }
                 return key
             }
             for change in changes.inserted { byStore[try group(change.objectID)]!.changes.inserted.append(change) }

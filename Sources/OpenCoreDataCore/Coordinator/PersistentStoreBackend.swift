@@ -53,6 +53,12 @@ package struct StoreSaveChanges {
     package var deleted: [StoreSaveObject] = []
     /// Who saves, for stores that record persistent history.
     package var author = StoreTransactionAuthor()
+    /// Applies the saving context's merge policy to conflicts the store found and returns the changes to write
+    /// instead (or throws the policy's error). A store that can keep other writers out meanwhile calls it inside its
+    /// write transaction (the SQLite store, holding the file's write lock), so that what it writes next cannot
+    /// conflict again: resolving outside the lock let another writer slip in every time, and a trump policy gave up.
+    /// `nil` (a child context's save, or changes spread over several stores): the store throws `StoreConflicts`.
+    package var resolveConflicts: ((StoreConflicts) throws -> StoreSaveChanges)?
 
     package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }

@@ -154,24 +154,35 @@ extension NSSQLiteStore {
         if let metadata = _metadata, _storedMetadata?.isEqual(to: metadata) != true {
             plist = try SQLiteStoreMetadata.encode(metadata)
         }
+        var changes = changes
         do {
             let result: StoreSaveResult
             do {
                 result = try connection.transaction(immediate: true) {
-                    guard let history = _history else {
-                        return try _save(changes, plist: plist, connection: connection, mapping: mapping)
+                    // Conflicts are resolved here, holding the write lock: the rows the merge policy reads cannot
+                    // change again before the resolved changes are written. Bounded all the same (a policy that
+                    // keeps changes it was shown to conflict would otherwise loop).
+                    var attempt = 0
+                    while true {
+                        attempt += 1
+                        guard let resolve = changes.resolveConflicts, attempt < 8 else {
+                            return try _write(changes, plist: plist, connection: connection, mapping: mapping)
+                        }
+                        try connection.execute("SAVEPOINT save_attempt")
+                        do {
+                            let result = try _write(changes, plist: plist, connection: connection, mapping: mapping)
+                            try connection.execute("RELEASE save_attempt")
+                            return result
+                        } catch is SQLiteVersionMismatch {
+                            try connection.execute("ROLLBACK TO save_attempt")
+                            try connection.execute("RELEASE save_attempt")
+                            let conflicts = StoreConflicts(
+                                try _conflicts(of: changes, connection: connection, mapping: mapping))
+                            _rememberCurrentRows(of: conflicts)
+                            changes = try resolve(conflicts)
+                            changes.resolveConflicts = resolve
+                        }
                     }
-                    // Tombstones are read before their rows go; the transaction is recorded with the rows.
-                    let tombstones =
-                        history.tombstoneColumns > 0 && !changes.deleted.isEmpty
-                        ? try history.tombstones(
-                            of: _deletedRows(of: changes, mapping: mapping), connection: connection)
-                        : [:]
-                    let result = try _save(changes, plist: plist, connection: connection, mapping: mapping)
-                    try history.record(
-                        _historyChanges(of: changes, tombstones: tombstones, history: history, mapping: mapping),
-                        author: changes.author, connection: connection)
-                    return result
                 }
             } catch is SQLiteVersionMismatch {
                 // Rolled back: now find every row that changed underneath the saving context, for its merge policy.
@@ -181,14 +192,38 @@ extension NSSQLiteStore {
             _rememberSaved(changes, versions: result.versions, mapping: mapping)
             return result
         } catch let conflicts as StoreConflicts {
-            // The store's current rows become the row cache's snapshots, so that refreshing sees them.
-            for conflict in conflicts.conflicts {
-                if let row = conflict.current { _remember([row]) } else { _snapshots[conflict.objectID] = nil }
-            }
+            _rememberCurrentRows(of: conflicts)
             throw conflicts
         } catch let error as SQLiteError {
             throw error.coreDataError(url: _url, action: "saving to")
         }
+    }
+
+    /// The store's current rows of conflicting objects become the row cache's snapshots, so that refreshing sees
+    /// them.
+    private func _rememberCurrentRows(of conflicts: StoreConflicts) {
+        for conflict in conflicts.conflicts {
+            if let row = conflict.current { _remember([row]) } else { _snapshots[conflict.objectID] = nil }
+        }
+    }
+
+    /// Writes one save's rows and, when the store records it, its history transaction.
+    private func _write(
+        _ changes: StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws -> StoreSaveResult {
+        guard let history = _history else {
+            return try _save(changes, plist: plist, connection: connection, mapping: mapping)
+        }
+        // Tombstones are read before their rows go; the transaction is recorded with the rows.
+        let tombstones =
+            history.tombstoneColumns > 0 && !changes.deleted.isEmpty
+            ? try history.tombstones(of: _deletedRows(of: changes, mapping: mapping), connection: connection)
+            : [:]
+        let result = try _save(changes, plist: plist, connection: connection, mapping: mapping)
+        try history.record(
+            _historyChanges(of: changes, tombstones: tombstones, history: history, mapping: mapping),
+            author: changes.author, connection: connection)
+        return result
     }
 
     /// The store's versions (`Z_OPT`) of the rows of `objectIDs`, one query per table; rows it no longer has are
