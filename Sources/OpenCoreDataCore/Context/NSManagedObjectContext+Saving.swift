@@ -169,11 +169,15 @@ extension NSManagedObjectContext {
             for object in objects { object.willSave() }
         }
         processPendingChanges()
+        if _coordinator != nil, !_isBatchExecutor {
+            // Before validation: the objects a merge policy deletes to settle a conflict are not saved.
+            try _resolveConstraintConflicts()
+        }
 
         // In the order the objects were made, not the registry's hash order: stores hand out keys and write rows in
         // this order, so objects inserted together (a parent's children, one import) lie together in the file, and
         // reading or changing them later touches few pages.
-        let inserted = _inserted.values.sorted { $0._objectID._creationOrder < $1._objectID._creationOrder }
+        var inserted = _inserted.values.sorted { $0._objectID._creationOrder < $1._objectID._creationOrder }
         let deletedToValidate = Array(_deleted.values)
         if _isBatchExecutor {
             // Batch requests skip validation, except that a deny rule still forbids a deletion.
@@ -218,6 +222,15 @@ extension NSManagedObjectContext {
             } catch let conflicts as StoreConflicts {
                 guard attempt < 4 else { throw _mergeError(conflicts) }
                 try _resolve(conflicts)
+            } catch let error as NSError
+                where error.domain == NSCocoaErrorDomain && error.code == NSManagedObjectConstraintMergeError
+                && error.userInfo[NSPersistentStoreSaveConflictsErrorKey] == nil && attempt < 4
+            {
+                // Another writer saved the constrained values after they were checked: check again, now that the
+                // store has its row, and let the merge policy settle it.
+                try _resolveConstraintConflicts()
+                processPendingChanges()
+                inserted = inserted.filter { _inserted[ObjectIdentifier($0)] != nil }
             }
         }
     }

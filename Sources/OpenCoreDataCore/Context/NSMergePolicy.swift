@@ -40,9 +40,87 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Resolves conflicts of any kind (constraint conflicts are not detected by this release's stores).
+    /// Resolves conflicts of any kind: optimistic-locking conflicts (`NSMergeConflict`) and uniqueness constraint
+    /// conflicts (`NSConstraintConflict`).
     open func resolve(mergeConflicts list: [Any]) throws {
         try resolve(optimisticLockingConflicts: list.compactMap { $0 as? NSMergeConflict })
+        try resolve(constraintConflicts: list.compactMap { $0 as? NSConstraintConflict })
+    }
+
+    /// Resolves uniqueness constraint conflicts by keeping one object of each conflict and deleting the others
+    /// (objects inserted by the save are then never written). The object kept is the stored one when there is one,
+    /// so that its identity and relationships stay: an upsert on the constrained values. Otherwise it is the newest
+    /// of the saving context's objects under the trump-by-object and overwrite policies, the oldest under the others.
+    ///
+    /// - `mergeByPropertyObjectTrump`: the stored object takes the values the conflicting objects set.
+    /// - `overwrite`: the stored object takes all the values of the newest conflicting object.
+    /// - `mergeByPropertyStoreTrump`, `rollback`: the stored object keeps its values.
+    ///
+    /// Relationships of deleted objects move to the object kept. The error policy throws
+    /// `NSManagedObjectConstraintMergeError` with the conflicts.
+    open func resolve(constraintConflicts list: [NSConstraintConflict]) throws {
+        guard !list.isEmpty else { return }
+        if mergeType == .errorMergePolicyType {
+            let context = list.lazy.compactMap { $0.conflictingObjects.first?._context }.first
+            throw context?._constraintError(list)
+                ?? coreDataError(
+                    NSManagedObjectConstraintMergeError,
+                    "\(list.count) uniqueness constraint conflict(s) cannot be saved",
+                    userInfo: [NSPersistentStoreSaveConflictsErrorKey: list])
+        }
+        for conflict in list { _resolve(conflict) }
+    }
+
+    func _resolve(_ conflict: NSConstraintConflict) {
+        let objects = conflict.conflictingObjects.filter { $0._context != nil && !$0._flags.contains(.deleted) }
+            .sorted { $0._objectID._creationOrder < $1._objectID._creationOrder }
+        guard let context = objects.first?._context else { return }
+        let objectWins =
+            mergeType == .mergeByPropertyObjectTrumpMergePolicyType || mergeType == .overwriteMergePolicyType
+        let database = conflict.databaseObject.flatMap { $0._flags.contains(.deleted) ? nil : $0 }
+        let kept = database ?? (objectWins ? objects.last! : objects.first!)
+        for loser in objects where loser !== kept {
+            if database != nil, objectWins { _copyValues(of: loser, to: kept) }
+            _moveRelationships(of: loser, to: kept)
+            context.delete(loser)
+        }
+    }
+
+    /// Copies the values `source` set onto `target`: under the overwrite policy every attribute and to-one
+    /// relationship, else those it changed (for an inserted object, those it was given, not its defaults).
+    private func _copyValues(of source: NSManagedObject, to target: NSManagedObject) {
+        let changed = source.changedValues()
+        let targetProperties = target.entity.propertiesByName
+        for (name, property) in source.entity.propertiesByName where targetProperties[name] != nil {
+            if property._isTransient { continue }
+            if let relationship = property as? NSRelationshipDescription, relationship.isToMany { continue }
+            guard property is NSAttributeDescription || property is NSRelationshipDescription else { continue }
+            let value = source.value(forKey: name)
+            if mergeType != .overwriteMergePolicyType, changed[name] == nil { continue }
+            target.setValue(value, forKey: name)
+        }
+    }
+
+    /// Moves the destinations of `source`'s to-many relationships to the same relationships of `target`, and sets
+    /// `target`'s empty to-one relationships to `source`'s destinations, so that deleting `source` loses no link.
+    private func _moveRelationships(of source: NSManagedObject, to target: NSManagedObject) {
+        let targetRelationships = target.entity.relationshipsByName
+        for (name, relationship) in source.entity.relationshipsByName where targetRelationships[name] != nil {
+            if relationship._isTransient { continue }
+            if relationship.isToMany {
+                if relationship.isOrdered {
+                    let destinations = source.mutableOrderedSetValue(forKey: name).array
+                    if !destinations.isEmpty {
+                        target.mutableOrderedSetValue(forKey: name).addObjects(from: destinations)
+                    }
+                } else {
+                    let destinations = source.mutableSetValue(forKey: name).allObjects
+                    if !destinations.isEmpty { target.mutableSetValue(forKey: name).addObjects(from: destinations) }
+                }
+            } else if target.value(forKey: name) == nil, let destination = source.value(forKey: name) {
+                target.setValue(destination, forKey: name)
+            }
+        }
     }
 
     func _resolve(_ conflict: NSMergeConflict) throws {
