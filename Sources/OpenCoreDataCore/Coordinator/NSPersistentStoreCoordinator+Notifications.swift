@@ -5,7 +5,24 @@ public let NSRemovedPersistentStoresKey = "removed"
 /// The key of the stores whose identifier changed, in its stores-did-change notifications.
 public let NSUUIDChangedPersistentStoresKey = "changedUUID"
 
+/// The key of the store's URL in `.NSPersistentStoreRemoteChange` notifications.
+public let NSPersistentStoreURLKey = "storeURL"
+
 extension Notification.Name {
+    /// Posted, on a private queue, after a commit to a store added with
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey` — by this coordinator, another one or another process.
+    /// The object is the coordinator; `userInfo` holds the store's URL (`NSPersistentStoreURLKey`), its identifier
+    /// (`NSStoreUUIDKey`) and, when it records persistent history, the token of its last transaction
+    /// (`NSPersistentHistoryTokenKey`).
+    ///
+    /// ```swift
+    /// NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: coordinator,
+    ///                                        queue: nil) { note in
+    ///     let token = note.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken
+    ///     context.perform { /* fetch the history after the last token seen, merge it */ }
+    /// }
+    /// ```
+    public static let NSPersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
     /// Posted before a coordinator adds or removes stores; `userInfo` lists them under `NSAddedPersistentStoresKey`
     /// and `NSRemovedPersistentStoresKey`. The object is the coordinator.
     public static let NSPersistentStoreCoordinatorStoresWillChange = Notification.Name(

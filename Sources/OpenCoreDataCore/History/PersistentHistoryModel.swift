@@ -2,7 +2,7 @@
 /// the keys a predicate or sort descriptor of such a request may use. (They describe values, not rows of a model:
 /// the SQLite store keeps history in Apple's tables, not in these entities' tables.)
 enum PersistentHistoryModel {
-    nonisolated(unsafe) static let model: NSManagedObjectModel = {
+    static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
             let attribute = NSAttributeDescription()
             attribute.name = name

@@ -48,6 +48,21 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     var _history: SQLiteHistory?
     /// The store was opened read-only because it records history and was added without the option.
     var _readOnlyForHistory = false
+    /// Watches the file for commits, with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
+    var _changeWatcher: SQLiteChangeWatcher?
+
+    /// Posts `.NSPersistentStoreRemoteChange` for a commit the watcher saw (on its queue, with its connection).
+    func _postRemoteChange(_ connection: SQLiteConnection) {
+        guard let url = _url else { return }
+        var userInfo: [AnyHashable: Any] = [NSPersistentStoreURLKey: url]
+        if let identifier { userInfo[NSStoreUUIDKey] = identifier }
+        if let history = _history, let identifier,
+            let number = try? history.lastTransactionNumber(connection: connection)
+        {
+            userInfo[NSPersistentHistoryTokenKey] = NSPersistentHistoryToken(storeTokens: [identifier: number])
+        }
+        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: _coordinator, userInfo: userInfo)
+    }
 
     override var type: String { NSSQLiteStoreType }
 
@@ -258,6 +273,13 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if Self._flag(_options?[NSSQLiteAnalyzeOption]) { try connection.execute("ANALYZE") }
             }
             try _prepareHistory()
+            if Self._flag(_options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]),
+                !StoreLocation.isDevNull(url)
+            {
+                _changeWatcher = try SQLiteChangeWatcher(url: url) { [weak self] connection in
+                    self?._postRemoteChange(connection)
+                }
+            }
         } catch {
             _close()
             throw Self._coreDataError(error, url: url, action: "opening")
@@ -269,6 +291,8 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     func _close() {
+        _changeWatcher?.cancel()
+        _changeWatcher = nil
         _connection?.close()
         _connection = nil
         _discardCaches()
