@@ -26,6 +26,24 @@ final class Book: NSManagedObject {
     @Managed var tags: [String]
     @Managed var author: Author?
 
+    /// Core Data's primitive accessors for `title` and `pages`, for custom accessors such as `shelfTitle`.
+    @Managed var primitiveTitle: String?
+    @Managed var primitivePages: NSNumber?
+
+    /// A custom accessor in the style Apple's guide shows: notifications around the primitive value.
+    var shelfTitle: String? {
+        get {
+            willAccessValue(forKey: "title")
+            defer { didAccessValue(forKey: "title") }
+            return primitiveTitle
+        }
+        set {
+            willChangeValue(forKey: "title")
+            primitiveTitle = newValue?.trimmingCharacters(in: .whitespaces)
+            didChangeValue(forKey: "title")
+        }
+    }
+
     /// Not a model property: a key path through it has no Core Data key.
     var displayTitle: String { "\(title ?? "Untitled") (\(pages) pages)" }
 }
