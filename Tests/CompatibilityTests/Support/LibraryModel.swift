@@ -13,6 +13,8 @@ final class Author: NSManagedObject {
     @Managed var name: String?
     @Managed var born: Date?
     @Managed var books: Set<Book>
+    /// Transient: held by each object in memory only, starting from the model's default value.
+    @Managed var mood: String?
 }
 
 final class Book: NSManagedObject {
@@ -97,7 +99,11 @@ enum LibraryModel {
         books.inverseRelationship = writtenBy
         writtenBy.inverseRelationship = books
 
-        author.properties = [attribute("name", .stringAttributeType), attribute("born", .dateAttributeType), books]
+        let mood = attribute("mood", .stringAttributeType, default: "curious")
+        mood.isTransient = true
+        author.properties = [
+            attribute("name", .stringAttributeType), attribute("born", .dateAttributeType), mood, books,
+        ]
         book.properties = [
             attribute("title", .stringAttributeType), attribute("pages", .integer16AttributeType, default: 0),
             attribute("format", .integer16AttributeType, default: 0), attribute("tags", .transformableAttributeType),
