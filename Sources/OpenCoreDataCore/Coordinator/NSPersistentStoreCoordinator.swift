@@ -90,7 +90,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     @discardableResult
     open func addPersistentStore(
         ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
-        options: [AnyHashable: Any]?
+        options: [AnyHashable: Any]? = nil
     ) throws -> NSPersistentStore {
         guard let storeClass = NSPersistentStoreCoordinator.storeClass(forType: storeType) else {
             throw coreDataError(
