@@ -127,6 +127,26 @@ import Testing
         #expect(tombstones[special]?["level"] as? Int16 == 7)
     }
 
+    @Test func aContainerTurnsHistoryOnThroughItsStoreDescription() throws {
+        let directory = SQLiteTestDirectory()
+        let container = NSPersistentContainer(name: "History", managedObjectModel: Self.model())
+        let description = NSPersistentStoreDescription(url: directory.store())
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+        container.persistentStoreDescriptions = [description]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        #expect(loadError == nil)
+        let context = container.newBackgroundContext()
+        context.transactionAuthor = "container"
+        try context.performAndWait {
+            _ = Self.insertItem("contained", priority: 1, into: context)
+            try context.save()
+        }
+        #expect(try Self.transactions(context).map(\.author) == ["container"])
+        try SQLiteStack.close(container.persistentStoreCoordinator)
+    }
+
     @Test func theTablesAreApplesAndCountTheirKeysInZPrimaryKey() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
