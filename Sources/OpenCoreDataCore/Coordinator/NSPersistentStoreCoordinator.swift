@@ -22,7 +22,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     var _rootContexts: [WeakContextReference] = []
 
     /// A coordinator for `model`, which becomes immutable.
-    public init(managedObjectModel model: NSManagedObjectModel) {
+    ///
+    /// `required`, so that `self.init(managedObjectModel:)` works in class methods of extensions, as Objective-C
+    /// initializers allow on Apple platforms. A subclass that declares designated initializers of its own writes
+    /// `required override init(managedObjectModel:)`.
+    public required init(managedObjectModel model: NSManagedObjectModel) {
         _managedObjectModel = model
         super.init()
         model._freeze()
