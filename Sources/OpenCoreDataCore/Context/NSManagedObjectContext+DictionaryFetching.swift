@@ -17,7 +17,7 @@ extension NSManagedObjectContext {
             }
             var rows: [NSDictionary] = []
             for store in stores {
-                if let fetching = try coordinator._backend(of: store) as? PersistentStoreDictionaryFetching {
+                if let fetching = try coordinator._backend(of: store, for: self) as? PersistentStoreDictionaryFetching {
                     rows += try fetching.fetchDictionaries(fetch)
                 } else {
                     rows += try NSManagedObjectContext._emulate(fetch, in: store)

@@ -202,7 +202,7 @@ extension NSManagedObjectContext {
             }
             var outcome = StoreBatchOutcome()
             for store in stores {
-                let backend = try coordinator._backend(of: store)
+                let backend = try coordinator._backend(of: store, for: self)
                 outcome.add(try body(store, backend as? PersistentStoreBatchExecuting))
             }
             return outcome

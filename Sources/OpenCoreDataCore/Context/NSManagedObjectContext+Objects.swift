@@ -36,6 +36,9 @@ extension NSManagedObjectContext {
     func _register(_ object: NSManagedObject) {
         _registry[object._objectID] = Unmanaged.passUnretained(object)
         if _retainsRegisteredObjects { _retained[ObjectIdentifier(object)] = object }
+        if object._objectID._storeReference?.tracksRegistration == true {
+            _tellStores(registered: true, [object._objectID])
+        }
     }
 
     /// The registered objects, held strongly: what loops that change objects (and so may release others, which
@@ -54,7 +57,14 @@ extension NSManagedObjectContext {
     @inline(__always)
     func _removeFromRegistry(_ object: NSManagedObject) {
         let address = Unmanaged.passUnretained(object).toOpaque()
-        _registry.removeValue(forKey: object._objectID) { $0.toOpaque() == address }
+        var removed = false
+        _registry.removeValue(forKey: object._objectID) {
+            removed = $0.toOpaque() == address
+            return removed
+        }
+        if removed, object._objectID._storeReference?.tracksRegistration == true {
+            _tellStores(registered: false, [object._objectID])
+        }
     }
 
     /// Called from an object's `deinit`: it is no longer registered.
@@ -82,9 +92,11 @@ extension NSManagedObjectContext {
         let oldID = object._objectID
         if _registry[oldID]?.takeUnretainedValue() === object {
             _registry[oldID] = nil
+            if oldID._storeReference?.tracksRegistration == true { _tellStores(registered: false, [oldID]) }
         }
         object._objectID = newID
         _registry[newID] = Unmanaged.passUnretained(object)
+        if newID._storeReference?.tracksRegistration == true { _tellStores(registered: true, [newID]) }
         if oldID.isTemporaryID, !newID.isTemporaryID, !_children.isEmpty { _successors[oldID] = newID }
     }
 

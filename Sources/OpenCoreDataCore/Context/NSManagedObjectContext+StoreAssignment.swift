@@ -17,8 +17,8 @@ extension NSManagedObjectContext {
         _assertOnQueue()
         let temporary = objects.filter { $0._objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !temporary.isEmpty else { return }
-        guard let coordinator = persistentStoreCoordinator, let backend = store as? PersistentStoreBackend,
-            store.persistentStoreCoordinator === coordinator
+        guard let coordinator = persistentStoreCoordinator, store.persistentStoreCoordinator === coordinator,
+            let backend = try? coordinator._backend(of: store, for: self)
         else {
             throw coreDataError(
                 NSPersistentStoreOperationError,

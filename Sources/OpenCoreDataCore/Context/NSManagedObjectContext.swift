@@ -127,6 +127,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // reach back into this context's registry while it is being walked.
         let objects = _registry.values.map { $0.takeUnretainedValue() }
         _registry = [:]
+        _tellStores(registered: false, objects.map(\._objectID))
         for object in objects {
             object._context = nil
         }

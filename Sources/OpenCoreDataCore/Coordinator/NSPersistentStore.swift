@@ -42,6 +42,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _identifier: String?
     var _metadata: [String: Any]?
     var _isReadOnly: Bool
+    /// The type string the coordinator created the store for (`addPersistentStore(ofType:…)`).
+    var _addedType: String?
     /// What object IDs of this store hold (see `_objectIDReference`).
     var _cachedObjectIDReference: ObjectIDStoreReference?
 
@@ -66,6 +68,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         let made = ObjectIDStoreReference(store: self, identifier: identifier)
         _cachedObjectIDReference = made
         return made
+    }
+
+    /// Runs `body` with the store to itself: calls into one store never overlap.
+    func _serialized<T>(_ body: () throws -> T) rethrows -> T {
+        guard let coordinator = _coordinator else { return try body() }
+        return try coordinator._withLock(body)
     }
 
     /// The metadata of the store at `url`, read without adding it to a coordinator.

@@ -12,18 +12,19 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
                 stores = stores.filter { store in affected.contains { $0 === store } }
             }
             if stores.count == 1 {
-                return try _backend(of: stores[0]).fetchRows(request)
+                return try _backend(of: stores[0], for: context).fetchRows(request)
             }
             // Several stores: gather candidates and let the context filter, sort and limit them together.
             var rows: [StoreRow] = []
             for store in stores {
-                switch try _backend(of: store).fetchRows(request) {
+                switch try _backend(of: store, for: context).fetchRows(request) {
                 case .rows(let found), .candidates(let found): rows += found
                 case .count:
                     let unlimited = request.copy() as! NSFetchRequest<NSFetchRequestResult>
                     unlimited.resultType = .managedObjectResultType
-                    if case .rows(let found) = try _backend(of: store).fetchRows(unlimited) { rows += found }
-                    if case .candidates(let found) = try _backend(of: store).fetchRows(unlimited) { rows += found }
+                    let backend = try _backend(of: store, for: context)
+                    if case .rows(let found) = try backend.fetchRows(unlimited) { rows += found }
+                    if case .candidates(let found) = try backend.fetchRows(unlimited) { rows += found }
                 }
             }
             return .candidates(rows)
@@ -33,7 +34,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     func _row(for objectID: NSManagedObjectID, for context: NSManagedObjectContext) throws -> StoreRow? {
         try _withLock {
             guard !objectID.isTemporaryID else { return nil }
-            let backend = try _backend(of: objectID._store)
+            let backend = try _backend(of: objectID._store, for: context)
             if let caching = backend as? PersistentStoreRowCaching {
                 return try caching.row(for: objectID, stalenessInterval: context.stalenessInterval)
             }
@@ -47,7 +48,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     ) throws -> [NSManagedObjectID] {
         try _withLock {
             guard !objectID.isTemporaryID else { return [] }
-            return try _backend(of: objectID._store).destinations(of: relationship, from: objectID)
+            return try _backend(of: objectID._store, for: context).destinations(of: relationship, from: objectID)
         }
     }
 
@@ -57,7 +58,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     ) throws -> [StoreRow] {
         try _withLock {
             guard !objectID.isTemporaryID else { return [] }
-            let backend = try _backend(of: objectID._store)
+            let backend = try _backend(of: objectID._store, for: context)
             if let rows = backend as? PersistentStoreToManyRows {
                 return try rows.destinationRows(of: relationship, from: objectID)
             }
@@ -78,9 +79,8 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
                 byStore[key, default: (objectID._store, [])].ids.append(objectID)
             }
             for (_, group) in byStore {
-                guard let prefetching = (try? _backend(of: group.store)) as? PersistentStoreToManyPrefetching else {
-                    continue
-                }
+                let backend = try? _backend(of: group.store, for: context)
+                guard let prefetching = backend as? PersistentStoreToManyPrefetching else { continue }
                 try prefetching.prefetchDestinations(of: relationship, from: group.ids)
             }
         }
@@ -128,7 +128,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             }
             for group in groups {
                 let members = group.indices.count == objects.count ? objects : group.indices.map { objects[$0] }
-                let ids = try _backend(of: group.store).permanentIDs(for: members)
+                let ids = try _backend(of: group.store, for: context).permanentIDs(for: members)
                 for (index, id) in zip(group.indices, ids) {
                     result[index] = id
                 }
@@ -148,7 +148,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             if let first = all.first {
                 guard let store = first.objectID._store else { throw noStore(first.objectID) }
                 if all.allSatisfy({ $0.objectID._isInStore(store) }) {
-                    return try _backend(of: store).save(changes)
+                    return try _backend(of: store, for: context).save(changes)
                 }
             }
             var byStore: [ObjectKey: (store: NSPersistentStore, changes: StoreSaveChanges)] = [:]
@@ -164,7 +164,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             var result = StoreSaveResult()
             for (_, entry) in byStore.sorted(by: { $0.value.store._url?.path ?? "" < $1.value.store._url?.path ?? "" })
             {
-                let stored = try _backend(of: entry.store).save(entry.changes)
+                let stored = try _backend(of: entry.store, for: context).save(entry.changes)
                 result.versions.merge(stored.versions) { $1 }
             }
             return result

@@ -55,7 +55,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ])
 
     /// Registers a store class for a store type, so that `addPersistentStore(ofType:…)` can create it. `nil`
-    /// removes the registration.
+    /// removes the registration; registering the same class again does nothing.
+    ///
+    /// A type string names one class: registering another class for a type that has one stops with a message naming
+    /// both (two packages choosing the same type string would otherwise open each other's stores with the wrong
+    /// class). To replace a registration, remove it with `nil` first.
     open class func registerStoreClass(_ storeClass: AnyClass?, forStoreType storeType: String) {
         guard let storeClass else {
             registeredTypes.withLock { $0[storeType] = nil }
@@ -65,7 +69,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             preconditionFailure(
                 "registerStoreClass(_:forStoreType:): \(storeClass) is not a subclass of NSPersistentStore")
         }
-        registeredTypes.withLock { $0[storeType] = persistentStoreClass }
+        let existing = registeredTypes.withLock { types -> NSPersistentStore.Type? in
+            if let existing = types[storeType], existing != persistentStoreClass { return existing }
+            types[storeType] = persistentStoreClass
+            return nil
+        }
+        if let existing {
+            preconditionFailure(
+                """
+                registerStoreClass(_:forStoreType:): the store type '\(storeType)' is already registered for \
+                \(existing), so it cannot name \(persistentStoreClass) too; choose another type string, or remove \
+                the registration with registerStoreClass(nil, forStoreType: "\(storeType)") first
+                """)
+        }
     }
 
     /// Registers a store class for a store type (Swift-style spelling of `registerStoreClass(_:forStoreType:)`).
@@ -146,7 +162,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             let store = storeClass.init(
                 persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
+            store._addedType = storeType
             try store.loadMetadata()
+            try (store as? NSIncrementalStore)?._checkLoadedMetadata()
             try store._checkCompatibility(with: _managedObjectModel, configuration: configuration)
             return store
         }
@@ -383,13 +401,20 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         for cache in _rowCaches { cache.forgetUnusedRow(of: objectID) }
     }
 
-    func _backend(of store: NSPersistentStore?) throws -> PersistentStoreBackend {
-        guard let store, let backend = store as? PersistentStoreBackend else {
-            throw coreDataError(
-                NSPersistentStoreOperationError,
-                "The object's persistent store is not reachable from this coordinator")
+    /// The interface through which the coordinator uses `store` for a request of `context`: the store itself for the
+    /// framework's stores, an adapter over its public methods for an `NSIncrementalStore`.
+    func _backend(of store: NSPersistentStore?, for context: NSManagedObjectContext?) throws
+        -> PersistentStoreBackend
+    {
+        if let backend = store as? PersistentStoreBackend { return backend }
+        if let incremental = store as? NSIncrementalStore {
+            return IncrementalStoreBackend(store: incremental, context: context)
         }
-        return backend
+        throw coreDataError(
+            NSPersistentStoreOperationError,
+            store == nil
+                ? "The object's persistent store is not reachable from this coordinator"
+                : "The store \(store!) can neither fetch nor save: subclass NSIncrementalStore or NSAtomicStore")
     }
 }
 

@@ -76,26 +76,12 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
 
     /// The object ID for a reference object of `entity` in this store.
     open func objectID(for entity: NSEntityDescription, withReferenceObject data: Any) -> NSManagedObjectID {
-        NSManagedObjectID(entity: entity, store: self, reference: NSAtomicStore._reference(for: data))
+        NSManagedObjectID(entity: entity, store: self, reference: NSManagedObjectID.Reference(referenceObject: data))
     }
 
     /// The reference object an object ID was made from.
     open func referenceObject(for objectID: NSManagedObjectID) -> Any {
-        switch objectID._reference {
-        case .primaryKey(let key): return NSNumber(value: key)
-        case .object(let reference): return reference.base
-        case .temporary(let number): return NSNumber(value: number)
-        }
-    }
-
-    static func _reference(for data: Any) -> NSManagedObjectID.Reference {
-        switch data {
-        case let number as Int64: return .primaryKey(number)
-        case let number as Int: return .primaryKey(Int64(number))
-        case let number as NSNumber where !(number is NSDecimalNumber): return .primaryKey(number.int64Value)
-        case let hashable as AnyHashable: return .object(hashable)
-        default: return .object(AnyHashable(String(describing: data)))
-        }
+        objectID._reference.referenceObject
     }
 
     open override func loadMetadata() throws {
