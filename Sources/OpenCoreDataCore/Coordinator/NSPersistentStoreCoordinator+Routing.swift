@@ -11,24 +11,54 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             if let affected = request.affectedStores {
                 stores = stores.filter { store in affected.contains { $0 === store } }
             }
+            if stores.isEmpty { return .rows([]) }
             if stores.count == 1 {
                 return try _backend(of: stores[0], for: context).fetchRows(request)
             }
-            // Several stores: gather candidates and let the context filter, sort and limit them together.
-            var rows: [StoreRow] = []
-            for store in stores {
-                switch try _backend(of: store, for: context).fetchRows(request) {
+            return try _fetchRows(request, fromEach: stores, for: context)
+        }
+    }
+
+    /// A fetch over several stores: each is asked for its first `fetchOffset + fetchLimit` matches (the offset counts
+    /// over all stores together), and the context sorts, offsets and limits them together. Counts add up when every
+    /// store counts; a store that counts while another hands out candidates is asked once more, for its matches.
+    private func _fetchRows(
+        _ request: NSFetchRequest<NSFetchRequestResult>, fromEach stores: [NSPersistentStore],
+        for context: NSManagedObjectContext
+    ) throws -> StoreFetchResult {
+        let perStore = request.copy() as! NSFetchRequest<NSFetchRequestResult>
+        perStore.fetchOffset = 0
+        perStore.fetchLimit = request.fetchLimit > 0 ? request.fetchLimit + request.fetchOffset : 0
+        if request.resultType == .countResultType { perStore.fetchLimit = 0 }
+        var answers: [(backend: PersistentStoreBackend, result: StoreFetchResult)] = []
+        for store in stores {
+            let backend = try _backend(of: store, for: context)
+            answers.append((backend, try backend.fetchRows(perStore)))
+        }
+        let counts = answers.compactMap { answer -> Int? in
+            if case .count(let count) = answer.result { return count }
+            return nil
+        }
+        if counts.count == answers.count {
+            var total = max(0, counts.reduce(0, +) - request.fetchOffset)
+            if request.fetchLimit > 0 { total = min(total, request.fetchLimit) }
+            return .count(total)
+        }
+        var rows: [StoreRow] = []
+        for answer in answers {
+            switch answer.result {
+            case .rows(let found), .candidates(let found):
+                rows += found
+            case .count:
+                let objects = perStore.copy() as! NSFetchRequest<NSFetchRequestResult>
+                objects.resultType = .managedObjectResultType
+                switch try answer.backend.fetchRows(objects) {
                 case .rows(let found), .candidates(let found): rows += found
-                case .count:
-                    let unlimited = request.copy() as! NSFetchRequest<NSFetchRequestResult>
-                    unlimited.resultType = .managedObjectResultType
-                    let backend = try _backend(of: store, for: context)
-                    if case .rows(let found) = try backend.fetchRows(unlimited) { rows += found }
-                    if case .candidates(let found) = try backend.fetchRows(unlimited) { rows += found }
+                case .count: break
                 }
             }
-            return .candidates(rows)
         }
+        return .candidates(rows)
     }
 
     func _row(for objectID: NSManagedObjectID, for context: NSManagedObjectContext) throws -> StoreRow? {
