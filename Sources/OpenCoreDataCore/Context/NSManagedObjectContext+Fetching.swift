@@ -143,14 +143,19 @@ extension NSManagedObjectContext {
             mustFilter = true
         }
 
-        if mustFilter, let predicate = request.predicate {
-            objects = objects.filter { predicate.evaluate(with: $0) }
-        }
-        if pending {
-            objects = _foldPendingChanges(into: objects, request: request, entity: entity)
-        }
-        if mustFilter || pending, let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            objects = objects.sorted(using: descriptors)
+        if mustFilter || pending {
+            let wasEvaluating = _isEvaluatingFetch
+            _isEvaluatingFetch = true
+            defer { _isEvaluatingFetch = wasEvaluating }
+            if mustFilter, let predicate = request.predicate {
+                objects = objects.filter { predicate.evaluate(with: $0) }
+            }
+            if pending {
+                objects = _foldPendingChanges(into: objects, request: request, entity: entity)
+            }
+            if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+                objects = objects.sorted(using: descriptors)
+            }
         }
         if mustFilter || pending {
             if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }

@@ -188,6 +188,8 @@ extension NSManagedObjectContext {
     func _fulfillFault(of object: NSManagedObject) {
         guard object._flags.contains(.fault) else { return }
         if !object._values.isEmpty {
+            // Values read while a fetch is evaluated in memory leave the object a fault, as the fetch returns it.
+            if _isEvaluatingFetch { return }
             // Fetched with its values: firing the fault only makes them visible.
             object._flags.remove(.fault)
             object.awakeFromFetch()
@@ -198,6 +200,12 @@ extension NSManagedObjectContext {
             row = nil
         } else {
             row = try? _parentStore?._row(for: object._objectID, for: self)
+        }
+        if let row, _isEvaluatingFetch {
+            object._values = row.values
+            object._committed = row.values
+            object._version = row.version
+            return
         }
         object._flags.remove(.fault)
         if let row {

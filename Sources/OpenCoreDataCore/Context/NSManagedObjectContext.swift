@@ -71,6 +71,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var _eventTouched: [NSManagedObject] = []
     @exclusivity(unchecked) var _hasEventChanges = false
     @exclusivity(unchecked) var _isSaving = false
+    /// The context evaluates a fetch's predicate and sort order in memory (for a store that handed out candidates):
+    /// the objects it reads stay faults, as the fetch returns them (see `_fulfillFault(of:)`).
+    @exclusivity(unchecked) var _isEvaluatingFetch = false
     /// The context executes one batch request for a store without batch support of its own (see
     /// `NSManagedObjectContext+BatchEmulation.swift`): its objects are plain `NSManagedObject`s, it posts no
     /// notifications, its saves check deny rules only and are merged nowhere.
