@@ -81,8 +81,13 @@ public struct StoreFixture: Sendable, CustomTestStringConvertible {
         sharesLiveChanges: false, makeURL: { temporaryFile("plist") }, destroy: removeFiles,
         prepare: { PropertyListAtomicStore.register() })
 
+    /// The binary store (OpenCoreData's own file format), in a temporary file.
+    public static let binary = StoreFixture(
+        name: "Binary", storeType: NSBinaryStoreType, persists: true, sharesLiveChanges: false,
+        makeURL: { temporaryFile("binary") }, destroy: removeFiles)
+
     /// Every store of this package.
-    public static let all: [StoreFixture] = [.sqlite, .inMemory, .propertyListAtomic, .dictionary]
+    public static let all: [StoreFixture] = [.sqlite, .inMemory, .binary, .propertyListAtomic, .dictionary]
 
     static func temporaryFile(_ pathExtension: String) -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -2,7 +2,8 @@
 public let NSSQLiteStoreType = "SQLite"
 /// The in-memory store type: nothing is written anywhere.
 public let NSInMemoryStoreType = "InMemory"
-/// The binary store type: an atomic store written as one binary file.
+/// The binary store type: an atomic store written as one binary file — in OpenCoreData's own documented format, not
+/// Apple's (see `NSBinaryStore`); share files with Apple platforms through the SQLite store.
 public let NSBinaryStoreType = "Binary"
 /// The XML store type: an atomic store written as one XML file.
 public let NSXMLStoreType = "XML"

@@ -52,6 +52,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private static let registeredTypes = Mutex<[String: NSPersistentStore.Type]>([
         NSInMemoryStoreType: NSInMemoryStore.self,
         NSSQLiteStoreType: NSSQLiteStore.self,
+        NSBinaryStoreType: NSBinaryStore.self,
     ])
 
     /// Registers a store class for a store type, so that `addPersistentStore(ofType:…)` can create it. `nil`
