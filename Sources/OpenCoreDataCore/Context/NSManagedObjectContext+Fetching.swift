@@ -134,6 +134,7 @@ extension NSManagedObjectContext {
             case .candidates(let rows):
                 objects = _register(rows, for: request)
                 mustFilter = true
+            case .objects(let found): objects = _adopt(found, for: request)
             case .count: objects = []
             }
         case .rows(let rows):
@@ -141,6 +142,8 @@ extension NSManagedObjectContext {
         case .candidates(let rows):
             objects = _register(rows, for: request)
             mustFilter = true
+        case .objects(let found):
+            objects = _adopt(found, for: request)
         }
 
         if mustFilter || pending {
@@ -221,6 +224,15 @@ extension NSManagedObjectContext {
             objects.append(object)
         }
         return objects
+    }
+
+    /// Objects a store registered in this context itself (an incremental store's answer): loaded now if the request
+    /// wants them with their values, as fetched objects are.
+    func _adopt(_ found: [NSManagedObject], for request: NSFetchRequest<NSFetchRequestResult>) -> [NSManagedObject] {
+        if request.includesPropertyValues, !request.returnsObjectsAsFaults {
+            for object in found where object._flags.contains(.fault) { _fulfillFault(of: object) }
+        }
+        return found
     }
 
     /// Adds matching inserted and changed objects, removes deleted ones and those that no longer match.

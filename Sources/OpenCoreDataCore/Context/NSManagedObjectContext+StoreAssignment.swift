@@ -24,7 +24,7 @@ extension NSManagedObjectContext {
                 NSPersistentStoreOperationError,
                 "Cannot assign objects to the store \(store): it is not a store of the context's coordinator")
         }
-        let ids = try coordinator._withLock { try backend.permanentIDs(for: temporary) }
+        let ids = try store._serialized { try backend.permanentIDs(for: temporary) }
         for (object, id) in zip(temporary, ids) { _changeID(of: object, to: id) }
     }
 }

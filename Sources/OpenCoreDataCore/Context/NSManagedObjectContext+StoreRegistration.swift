@@ -9,14 +9,6 @@ extension NSManagedObjectContext {
             guard let store = id._store as? NSIncrementalStore else { continue }
             byStore[ObjectIdentifier(store), default: (store, [])].ids.append(id)
         }
-        for (_, group) in byStore {
-            group.store._serialized {
-                if registered {
-                    group.store.managedObjectContextDidRegisterObjects(with: group.ids)
-                } else {
-                    group.store.managedObjectContextDidUnregisterObjects(with: group.ids)
-                }
-            }
-        }
+        for (_, group) in byStore { group.store._tell(registered: registered, group.ids) }
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The SQLite store type: Core Data's default, one file in Apple's on-disk layout.
 public let NSSQLiteStoreType = "SQLite"
 /// The in-memory store type: nothing is written anywhere.
@@ -43,6 +45,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _identifier: String?
     var _metadata: [String: Any]?
     var _isReadOnly: Bool
+    /// Serializes the coordinator's calls into the store (see `_serialized(_:)`).
+    let _storeLock = NSRecursiveLock()
     /// The type string the coordinator created the store for (`addPersistentStore(ofType:…)`).
     var _addedType: String?
     /// What object IDs of this store hold (see `_objectIDReference`).
@@ -71,10 +75,29 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         return made
     }
 
-    /// Runs `body` with the store to itself: calls into one store never overlap.
+    /// Runs `body` with the store to itself: the coordinator's calls into one store never overlap, while calls into
+    /// different stores do (a slow store holds up only its own callers). Recursive, as a store's methods may call back
+    /// into the coordinator for the same store (an incremental store registering the objects it fetches).
     func _serialized<T>(_ body: () throws -> T) rethrows -> T {
-        guard let coordinator = _coordinator else { return try body() }
-        return try coordinator._withLock(body)
+        _storeLock.lock()
+        defer { _storeLock.unlock() }
+        if _hasDeferredNotices.load(ordering: .acquiring) { _deliverDeferredNotices() }
+        return try body()
+    }
+
+    /// Set when an incremental store has unregistration notices that could not be delivered at once (see
+    /// `NSIncrementalStore._tellUnregistered(_:)`): the next call into the store delivers them first.
+    let _hasDeferredNotices = Atomic<Bool>(false)
+
+    func _deliverDeferredNotices() {}
+
+    /// Runs `body` with every store of `stores` to itself, taking them in one order (by identity) wherever several
+    /// are taken at once, so that two callers holding some of them cannot wait for each other.
+    static func _serialized<T>(_ stores: [NSPersistentStore], _ body: () throws -> T) rethrows -> T {
+        let ordered = stores.sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
+        for store in ordered { store._storeLock.lock() }
+        defer { for store in ordered.reversed() { store._storeLock.unlock() } }
+        return try body()
     }
 
     /// The metadata of the store at `url`, read without adding it to a coordinator.

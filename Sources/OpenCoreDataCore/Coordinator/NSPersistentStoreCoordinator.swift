@@ -15,7 +15,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The stores with a row cache, told of every object that goes away: kept apart from `_stores` so that those
     /// calls neither cast each store nor check exclusive access.
     @exclusivity(unchecked) var _rowCaches: [any PersistentStoreRowCaching] = []
-    /// Serialises store access between contexts on different queues.
+    /// Guards the coordinator's own state (its stores, name and root contexts). Calls into a store are serialized
+    /// by the store (`NSPersistentStore._serialized`), not by this lock, so that a slow store holds up no other.
     let _lock = NSRecursiveLock()
     var _name: String?
     /// Contexts directly on this coordinator, for merging saves into those that ask for it.
@@ -146,7 +147,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
         }
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
-        let store = try _withLock {
+        func checkNotAdded() throws {
             if storeURL != nil, storeType != NSInMemoryStoreType, !StoreLocation.isDevNull(url),
                 _stores.contains(where: { $0._url?.standardizedFileURL == url.standardizedFileURL })
             {
@@ -154,6 +155,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     NSPersistentStoreOperationError, "The store at \(url.path) has already been added",
                     userInfo: [NSURLErrorKey: url])
             }
+        }
+        try _withLock(checkNotAdded)
+        // Opened without the coordinator's lock: opening (and migrating) a store may take long, and holds up no other
+        // store meanwhile.
+        let store = try {
             if storeURL != nil, !StoreLocation.isDevNull(url),
                 Self._isSet(options?[NSMigratePersistentStoresAutomaticallyOption])
                     || options?[NSPersistentStoreStagedMigrationManagerOptionKey] != nil
@@ -168,9 +174,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             try (store as? NSIncrementalStore)?._checkLoadedMetadata()
             try store._checkCompatibility(with: _managedObjectModel, configuration: configuration)
             return store
-        }
+        }()
         _postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, added: [store])
-        _withLock {
+        try _withLock {
+            do {
+                try checkNotAdded()
+            } catch {
+                // Another thread added a store at the same place while this one was opened.
+                store.willRemove(from: self)
+                throw error
+            }
             _stores.append(store)
             store.didAdd(to: self)
         }
@@ -218,14 +231,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
         NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self)
         _postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, removed: [store])
-        try _withLock {
-            guard let index = _stores.firstIndex(where: { $0 === store }) else {
-                throw coreDataError(
-                    NSPersistentStoreOperationError, "The store \(store) was removed from this coordinator meanwhile")
+        // Waits for the calls into the store under way to finish.
+        try store._serialized {
+            try _withLock {
+                guard let index = _stores.firstIndex(where: { $0 === store }) else {
+                    throw coreDataError(
+                        NSPersistentStoreOperationError,
+                        "The store \(store) was removed from this coordinator meanwhile")
+                }
+                store.willRemove(from: self)
+                _stores.remove(at: index)
+                store._coordinator = nil
             }
-            store.willRemove(from: self)
-            _stores.remove(at: index)
-            store._coordinator = nil
         }
         _postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, removed: [store])
     }
@@ -254,12 +271,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// The metadata of a store of this coordinator.
     open func metadata(for store: NSPersistentStore) -> [String: Any] {
-        _withLock { store.metadata ?? [:] }
+        store._serialized { store.metadata ?? [:] }
     }
 
     /// Sets the metadata of a store; it is written with the store's next save.
     open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
-        _withLock { store.metadata = metadata ?? [:] }
+        store._serialized { store.metadata = metadata ?? [:] }
     }
 
     /// The metadata of the store of `storeType` at `url`, read without adding the store.
@@ -366,12 +383,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Runs `block` asynchronously with the coordinator's stores to itself.
     open func perform(_ block: @escaping () -> Void) {
         let box = UncheckedSendable(block)
-        DispatchQueue.global().async { [self] in _withLock { box.value() } }
+        DispatchQueue.global().async { [self] in _withAllStores { box.value() } }
     }
 
     /// Runs `block` with the coordinator's stores to itself, and waits.
     open func performAndWait(_ block: () -> Void) {
-        _withLock(block)
+        _withAllStores(block)
+    }
+
+    /// Runs `body` with every store of the coordinator to itself (and the coordinator's own state: no store is added
+    /// or removed meanwhile). The stores are taken before the coordinator's lock, the order every caller keeps.
+    func _withAllStores<T>(_ body: () throws -> T) rethrows -> T {
+        try NSPersistentStore._serialized(persistentStores) { try _withLock(body) }
     }
 
     // MARK: Contexts
@@ -398,13 +421,20 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Tells the stores that the object of `objectID` went away or gave up its values, so that they forget its row
-    /// if no other object uses it. Does nothing while another thread uses the stores: the row then stays cached
-    /// until the cache is full, rather than this thread wait (it may be in an object's `deinit`).
+    /// Tells the store of `objectID` that the object went away or gave up its values, so that it forgets the row if
+    /// no other object uses it. Does nothing while another thread uses the store: the row then stays cached until
+    /// the cache is full, rather than this thread wait (it may be in an object's `deinit`).
     func _objectWentAway(_ objectID: NSManagedObjectID) {
         guard _lock.try() else { return }
-        defer { _lock.unlock() }
-        for cache in _rowCaches { cache.forgetUnusedRow(of: objectID) }
+        let caches = _rowCaches
+        _lock.unlock()
+        for cache in caches {
+            guard let store = cache as? NSPersistentStore, objectID._isInStore(store), store._storeLock.try() else {
+                continue
+            }
+            defer { store._storeLock.unlock() }
+            cache.forgetUnusedRow(of: objectID)
+        }
     }
 
     /// The interface through which the coordinator uses `store` for a request of `context`: the store itself for the

@@ -25,6 +25,9 @@ package enum StoreFetchResult {
     case candidates([StoreRow])
     /// The number of matching objects.
     case count(Int)
+    /// The matching objects, already registered in the asking context (as an incremental store returns them),
+    /// filtered, sorted and limited as the request asks.
+    case objects([NSManagedObject])
 }
 
 /// One object in a save: its values as they are to be stored.

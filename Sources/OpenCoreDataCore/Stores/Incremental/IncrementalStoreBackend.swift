@@ -39,12 +39,14 @@ final class IncrementalStoreBackend: PersistentStoreBackend, PersistentStoreDict
                 """)
         }
         var ids: [NSManagedObjectID] = []
+        var objects: [NSManagedObject] = []
         ids.reserveCapacity(elements.count)
         for element in elements {
             let id: NSManagedObjectID
             switch element {
             case let object as NSManagedObject where !wantsIDs:
                 id = object._objectID
+                objects.append(object)
             case let objectID as NSManagedObjectID where wantsIDs:
                 id = objectID
             default:
@@ -60,14 +62,23 @@ final class IncrementalStoreBackend: PersistentStoreBackend, PersistentStoreDict
             try check(id, "execute(_:with:)", isA: request.entity, includingSubentities: request.includesSubentities)
             ids.append(id)
         }
-        // Objects wanted with their values: load them now, as Apple's coordinator does, rather than one fault at a
-        // time when they are touched.
+        // Objects registered in the asking context (as `context.object(with:)` makes them) are handed over as they
+        // are; the context loads their values if the request wants them.
+        if !wantsIDs, let context, objects.allSatisfy({ Self.isRegistered($0, in: context) }) {
+            return .objects(objects)
+        }
+        // Other objects (of another context, say) are taken by ID; with their values now, as Apple's coordinator
+        // loads them, if the request wants them with values.
         let loadsValues = !wantsIDs && !request.returnsObjectsAsFaults && request.includesPropertyValues
         return .rows(
             try ids.map { id in
                 if loadsValues, let row = try row(for: id) { return row }
                 return StoreRow(objectID: id, values: [], version: 0)
             })
+    }
+
+    private static func isRegistered(_ object: NSManagedObject, in context: NSManagedObjectContext) -> Bool {
+        object.managedObjectContext === context && context.registeredObject(for: object._objectID) === object
     }
 
     func fetchDictionaries(_ fetch: StoreDictionaryFetch) throws -> [NSDictionary] {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The base class of stores that load and save objects one request at a time: a web service, another database, a
 /// cache. It is how stores outside the framework plug into a coordinator, with public API only.
@@ -111,6 +112,43 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     }
 
     static var _className: String { String(describing: self) }
+
+    // MARK: Registration notices
+
+    /// Registration notices that arrived while another thread was in the store, in order: `true` for registered.
+    private let _deferredNotices = Mutex<[(registered: Bool, ids: [NSManagedObjectID])]>([])
+
+    /// Tells the store that a context registered (or no longer uses) `objectIDs` — at once if no other call is in
+    /// the store, else with the next call into it. Never waits: objects are registered while a fetch's results are
+    /// taken in, and go away in `deinit`, on any thread and at any time (inside a call into another store, say);
+    /// waiting there for this store would let a slow call here hold up unrelated threads, or deadlock.
+    func _tell(registered: Bool, _ objectIDs: [NSManagedObjectID]) {
+        guard _storeLock.try() else {
+            _deferredNotices.withLock { $0.append((registered, objectIDs)) }
+            _hasDeferredNotices.store(true, ordering: .releasing)
+            return
+        }
+        defer { _storeLock.unlock() }
+        if _hasDeferredNotices.load(ordering: .acquiring) { _deliverDeferredNotices() }
+        _deliver(registered: registered, objectIDs)
+    }
+
+    private func _deliver(registered: Bool, _ objectIDs: [NSManagedObjectID]) {
+        if registered {
+            managedObjectContextDidRegisterObjects(with: objectIDs)
+        } else {
+            managedObjectContextDidUnregisterObjects(with: objectIDs)
+        }
+    }
+
+    override func _deliverDeferredNotices() {
+        _hasDeferredNotices.store(false, ordering: .releasing)
+        let deferred = _deferredNotices.withLock { notices in
+            defer { notices = [] }
+            return notices
+        }
+        for notice in deferred { _deliver(registered: notice.registered, notice.ids) }
+    }
 
     /// Checks what `loadMetadata()` left: metadata with a store UUID, which names the store in its objects' URIs.
     func _checkLoadedMetadata() throws {
