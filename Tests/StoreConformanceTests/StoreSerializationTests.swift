@@ -135,4 +135,94 @@ import Testing
         try Self.wait(second, "the second fetch ending")
         #expect(stores.gated.timedOutCount == 0)
     }
+
+    // MARK: Reading the SQLite store beside its save
+
+    /// A value transformer that stops each value it turns into data at a gate: a save of a transformable value then
+    /// waits inside the SQLite store, in its write transaction, until the test opens the gate.
+    final class GatedTransformer: ValueTransformer, @unchecked Sendable {
+        // @unchecked: the semaphores and the counts are thread-safe; nothing else changes.
+        let name = NSValueTransformerName("StoreSerializationTests.Gated.\(UUID().uuidString)")
+        let entered = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let counts = LockedCounts()
+
+        override func transformedValue(_ value: Any?) -> Any? {
+            counts.enter()
+            entered.signal()
+            if gate.wait(timeout: .now() + .seconds(60)) == .timedOut { counts.timeOut() }
+            return (value as? String).map { Data($0.utf8) }
+        }
+
+        override func reverseTransformedValue(_ value: Any?) -> Any? {
+            (value as? Data).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// One entity, `Parcel`, whose `contents` go through `transformer`.
+    static func parcelModel(_ transformer: GatedTransformer) -> NSManagedObjectModel {
+        let label = NSAttributeDescription()
+        label.name = "label"
+        label.attributeType = .stringAttributeType
+        let contents = NSAttributeDescription()
+        contents.name = "contents"
+        contents.attributeType = .transformableAttributeType
+        contents.valueTransformerName = transformer.name.rawValue
+        let parcel = NSEntityDescription()
+        parcel.name = "Parcel"
+        parcel.properties = [label, contents]
+        let model = NSManagedObjectModel()
+        model.entities = [parcel]
+        return model
+    }
+
+    @Test func fetchesOfTheSQLiteStoreRunBesideItsSave() throws {
+        let transformer = GatedTransformer()
+        ValueTransformer.setValueTransformer(transformer, forName: transformer.name)
+        defer { ValueTransformer.setValueTransformer(nil, forName: transformer.name) }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "StoreSerialization-\(UUID().uuidString).sqlite")
+        defer { StoreFixture.sqlite.destroyStore(at: url) }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.parcelModel(transformer))
+        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let writer = NSManagedObjectContext.conformance(coordinator)
+        try writer.run {
+            writer.make("Parcel", ["label": "delivered"])
+            try writer.save()
+        }
+
+        // The writer saves a parcel with contents: the save stops inside the store, at the transformer's gate.
+        let saved = DispatchSemaphore(value: 0)
+        writer.perform {
+            writer.make("Parcel", ["label": "in transit", "contents": "books"])
+            do { try writer.save() } catch { Issue.record(error) }
+            saved.signal()
+        }
+        try Self.wait(transformer.entered, "the save reaching the transformer")
+
+        // Another context fetches and counts meanwhile: it sees what was committed before the save, and is done
+        // while the save still waits (with the store to one call at a time it would wait for the save, and the
+        // transformer would report the timeout).
+        let reader = NSManagedObjectContext.conformance(coordinator)
+        let (labels, count) = try reader.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Parcel")
+            request.returnsObjectsAsFaults = false
+            let labels = try reader.fetch(request).compactMap { $0.value(forKey: "label") as? String }
+            let count = try reader.count(for: NSFetchRequest<NSManagedObject>(entityName: "Parcel"))
+            return (labels, count)
+        }
+        #expect(saved.wait(timeout: .now()) == .timedOut, "the save ended before the fetch")
+        #expect(transformer.counts.timedOut == 0, "the fetch waited for the save")
+        #expect(labels == ["delivered"])
+        #expect(count == 1)
+
+        transformer.gate.signal()
+        try Self.wait(saved, "the save ending")
+        #expect(transformer.counts.timedOut == 0)
+        let after = try reader.performAndWait {
+            try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Parcel"))
+                .compactMap { $0.value(forKey: "label") as? String }.sorted()
+        }
+        #expect(after == ["delivered", "in transit"])
+    }
 }

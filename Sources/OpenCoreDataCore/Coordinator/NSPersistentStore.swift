@@ -49,8 +49,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     let _storeLock = NSRecursiveLock()
     /// The type string the coordinator created the store for (`addPersistentStore(ofType:…)`).
     var _addedType: String?
-    /// What object IDs of this store hold (see `_objectIDReference`).
-    var _cachedObjectIDReference: ObjectIDStoreReference?
+    /// What object IDs of this store hold (see `_objectIDReference`): behind a lock of its own, as a fetch that runs
+    /// beside another call into the store (`_serialized(_:orBeside:)`) reads it while that call may make a new one.
+    private let _objectIDReferenceCache = Mutex<ObjectIDStoreReference?>(nil)
+
+    /// The reference the store's object IDs hold, as last made; `nil` before the first.
+    var _cachedObjectIDReference: ObjectIDStoreReference? { _objectIDReferenceCache.withLock { $0 } }
 
     /// Creates a store for `coordinator`. The coordinator calls this for the registered class of a store type.
     public required init(
@@ -69,10 +73,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// before keep naming the store as it was.
     var _objectIDReference: ObjectIDStoreReference {
         let identifier = self.identifier
-        if let cached = _cachedObjectIDReference, cached.identifier == identifier { return cached }
-        let made = ObjectIDStoreReference(store: self, identifier: identifier)
-        _cachedObjectIDReference = made
-        return made
+        return _objectIDReferenceCache.withLock { cached in
+            if let cached, cached.identifier == identifier { return cached }
+            let made = ObjectIDStoreReference(store: self, identifier: identifier)
+            cached = made
+            return made
+        }
     }
 
     /// Runs `body` with the store to itself: the coordinator's calls into one store never overlap, while calls into
@@ -83,6 +89,19 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         defer { _storeLock.unlock() }
         if _hasDeferredNotices.load(ordering: .acquiring) { _deliverDeferredNotices() }
         return try body()
+    }
+
+    /// Runs `body` with the store to itself, as `_serialized(_:)` does, unless another thread has the store: then
+    /// `beside` may answer without it (a fetch reading what was last committed, beside a save), and `body` waits its
+    /// turn only if `beside` declines (returns `nil`).
+    func _serialized<T>(_ body: () throws -> T, orBeside beside: () throws -> T?) rethrows -> T {
+        if _storeLock.try() {
+            defer { _storeLock.unlock() }
+            if _hasDeferredNotices.load(ordering: .acquiring) { _deliverDeferredNotices() }
+            return try body()
+        }
+        if let answer = try beside() { return answer }
+        return try _serialized(body)
     }
 
     /// Set when an incremental store has unregistration notices that could not be delivered at once (see

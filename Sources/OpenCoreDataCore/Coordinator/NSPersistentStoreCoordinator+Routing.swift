@@ -12,9 +12,21 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         }
         if stores.isEmpty { return .rows([]) }
         if stores.count == 1 {
-            return try stores[0]._serialized { try _backend(of: stores[0], for: context).fetchRows(request) }
+            return try _fetchRows(request, from: stores[0], backend: try _backend(of: stores[0], for: context))
         }
         return try _fetchRows(request, fromEach: stores, for: context)
+    }
+
+    /// `backend`'s answer to `request`, with the store to itself or — where the store can read beside another call
+    /// (a SQLite store with a write-ahead log, while a save writes) — without waiting for that call.
+    private func _fetchRows(
+        _ request: NSFetchRequest<NSFetchRequestResult>, from store: NSPersistentStore, backend: PersistentStoreBackend
+    ) throws -> StoreFetchResult {
+        guard let concurrent = backend as? PersistentStoreConcurrentFetching else {
+            return try store._serialized { try backend.fetchRows(request) }
+        }
+        return try store._serialized(
+            { try backend.fetchRows(request) }, orBeside: { try concurrent.fetchRowsBesideOtherCalls(request) })
     }
 
     /// A fetch over several stores: each is asked for its first `fetchOffset + fetchLimit` matches (the offset counts
@@ -32,7 +44,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         var answers: [(store: NSPersistentStore, backend: PersistentStoreBackend, result: StoreFetchResult)] = []
         for store in stores {
             let backend = try _backend(of: store, for: context)
-            answers.append((store, backend, try store._serialized { try backend.fetchRows(perStore) }))
+            answers.append((store, backend, try _fetchRows(perStore, from: store, backend: backend)))
         }
         let counts = answers.compactMap { answer -> Int? in
             if case .count(let count) = answer.result { return count }
@@ -53,7 +65,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             case .count:
                 let objects = perStore.copy() as! NSFetchRequest<NSFetchRequestResult>
                 objects.resultType = .managedObjectResultType
-                switch try answer.store._serialized({ try answer.backend.fetchRows(objects) }) {
+                switch try _fetchRows(objects, from: answer.store, backend: answer.backend) {
                 case .rows(let found), .candidates(let found): rows += found
                 case .objects(let found): rows += found.map { StoreRow(objectID: $0._objectID, values: [], version: 0) }
                 case .count: break

@@ -116,3 +116,11 @@ package struct StoreConflicts: Error {
     package let conflicts: [StoreConflict]
     package init(_ conflicts: [StoreConflict]) { self.conflicts = conflicts }
 }
+
+/// A store that can answer some fetch requests while another call is in it, from what was last committed: the SQLite
+/// store with a write-ahead log reads through a connection of its own while a save writes through the other.
+package protocol PersistentStoreConcurrentFetching: PersistentStoreBackend {
+    /// The answer to `request` read beside whatever other call is in the store, or `nil` if the request (or the
+    /// store's state) needs the store to itself; the coordinator then waits its turn and calls `fetchRows(_:)`.
+    func fetchRowsBesideOtherCalls(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult?
+}

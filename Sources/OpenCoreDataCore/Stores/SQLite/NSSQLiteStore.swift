@@ -44,6 +44,15 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
     @exclusivity(unchecked) var _updatePlans: [SQLiteUpdateKey: SQLiteUpdatePlan] = [:]
 
+    // Reading beside other calls (see NSSQLiteStore+ConcurrentFetching.swift): a second, read-only connection and
+    // the mapping it reads with, both used under `_readerLock` only.
+    @exclusivity(unchecked) var _reader: SQLiteConnection?
+    @exclusivity(unchecked) var _readerMapping: SQLiteModelMapping?
+    let _readerLock = NSLock()
+    /// Whether the store's journal is a write-ahead log, with which a reader sees the last commit while a writer
+    /// writes. Set while the store is opened, before other threads can reach it.
+    var _isWriteAheadLogged = false
+
     override var type: String { NSSQLiteStoreType }
 
     required init(
@@ -252,6 +261,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if Self._flag(_options?[NSSQLiteManualVacuumOption]) { try connection.execute("VACUUM") }
                 if Self._flag(_options?[NSSQLiteAnalyzeOption]) { try connection.execute("ANALYZE") }
             }
+            _startReading(with: mapping)
         } catch {
             _close()
             throw Self._coreDataError(error, url: url, action: "opening")
@@ -263,6 +273,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     func _close() {
+        _stopReading()
         _connection?.close()
         _connection = nil
         _discardCaches()
@@ -352,6 +363,10 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let journal = pragmas.removeValue(forKey: "journal_mode") ?? "WAL"
         try connection.execute("PRAGMA journal_mode = \(journal)")
+        // The mode SQLite took: a database in memory, say, keeps its own.
+        let mode = try connection.statement("PRAGMA journal_mode")
+        _isWriteAheadLogged = try mode.step() && mode.textIfNotNull(0)?.lowercased() == "wal"
+        mode.reset()
         if journal.uppercased() == "WAL", pragmas["synchronous"] == nil {
             // WAL with NORMAL synchronisation never corrupts the store and keeps every committed transaction across
             // a process crash; only a power loss may undo the last transactions.

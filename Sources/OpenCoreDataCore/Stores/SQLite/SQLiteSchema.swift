@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+
 // How a model maps onto Core Data's SQLite layout, as Apple's framework writes it (the stores in shared/corpus are
 // the reference):
 //
@@ -230,14 +233,15 @@ final class SQLiteEntityMapping {
     var lastDescendantNumber: Int64 = 0
 
     // Where each slot lives, laid out when the entity is first used: a slot per property, inherited ones included,
-    // so that laying out every entity of a deep hierarchy would grow with its depth squared. Used under the
-    // coordinator's lock, like the rest of the store.
+    // so that laying out every entity of a deep hierarchy would grow with its depth squared. Laid out once, under
+    // `layoutLock`, as a fetch beside a save may be first; read freely once `isLaidOut` says so.
     private var _slots: [Slot] = []
     private var _unstoredSlots: [Int] = []
     private var _readPlan: [(slot: Int, column: Int32)] = []
     private var _readSteps: [SQLiteReadStep] = []
     private var _toManySlots: [Int] = []
-    private var isLaidOut = false
+    private let isLaidOut = Atomic<Bool>(false)
+    private let layoutLock = NSLock()
     /// The mapping that lays the entity out (and holds it).
     unowned var owner: SQLiteModelMapping?
 
@@ -270,12 +274,15 @@ final class SQLiteEntityMapping {
 
     @inline(__always)
     private func layOutIfNeeded() {
-        if !isLaidOut { layOut() }
+        if !isLaidOut.load(ordering: .acquiring) { layOut() }
     }
 
     private func layOut() {
         guard let owner else { preconditionFailure("The mapping of entity '\(name)' is used without its model's") }
-        isLaidOut = true
+        layoutLock.lock()
+        defer { layoutLock.unlock() }
+        guard !isLaidOut.load(ordering: .relaxed) else { return }
+        defer { isLaidOut.store(true, ordering: .releasing) }
         let (slots, readPlan, toManySlots) = owner.slots(of: self)
         _slots = slots
         _unstoredSlots = slots.indices.filter {
