@@ -187,6 +187,45 @@ import Testing
         }
     }
 
+    @Test func conflictsTheStoreFindsWhileSavingGoToTheMergePolicy() throws {
+        let stack = try FaultyStack()
+        // Another coordinator on the same database stands in for another process.
+        let elsewhere = NSPersistentStoreCoordinator(managedObjectModel: ConformanceModel.shared)
+        try elsewhere.addPersistentStore(
+            ofType: FaultyIncrementalStore.storeType, configurationName: nil, at: stack.url, options: nil)
+        let other = NSManagedObjectContext.conformance(elsewhere)
+        stack.store.otherWriter = {
+            try other.run {
+                try ConformanceData.one(other, "Employee", "name", "Bob").setValue(2_000.0, forKey: "salary")
+                try other.save()
+            }
+        }
+        let context = NSManagedObjectContext.conformance(stack.coordinator)
+        try context.run {
+            let bob = try ConformanceData.one(context, "Employee", "name", "Bob")
+            bob.setValue(1_000.0, forKey: "salary")
+            stack.store.fault = .conflictInSave
+            do {
+                try context.save()
+                Issue.record("the save succeeded over another writer's change")
+            } catch let error as NSError {
+                #expect(error.domain == NSCocoaErrorDomain)
+                #expect(error.code == NSManagedObjectMergeError)
+                let conflicts = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
+                #expect(conflicts?.map(\.sourceObject) == [bob])
+            }
+            // The context keeps its change; with a merge policy that lets it win, it saves.
+            #expect(bob.hasChanges)
+            context.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+            try context.save()
+        }
+        try other.run {
+            other.refreshAllObjects()
+            let salary = try ConformanceData.one(other, "Employee", "name", "Bob").value(forKey: "salary")
+            #expect((salary as? NSNumber)?.doubleValue == 1_000)
+        }
+    }
+
     @Test func theStoreIsToldWhichObjectsContextsUse() throws {
         let stack = try FaultyStack()
         let first = NSManagedObjectContext.conformance(stack.coordinator)

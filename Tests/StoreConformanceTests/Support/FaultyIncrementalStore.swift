@@ -37,7 +37,13 @@ final class FaultyIncrementalStore: DictionaryStore, @unchecked Sendable {
         case saveThrows
         /// To-many relationships come back holding strings.
         case toManyNotIDs
+        /// The next save finds that another writer (`otherWriter`, run first) changed its updated objects, and
+        /// reports them as merge conflicts, as a database store finds them inside its transaction.
+        case conflictInSave
     }
+
+    /// Another process's write, for `conflictInSave`.
+    var otherWriter: (() throws -> Void)?
 
     override class var storeType: String { "FaultyIncremental" }
 
@@ -52,6 +58,19 @@ final class FaultyIncrementalStore: DictionaryStore, @unchecked Sendable {
 
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
         if request is NSSaveChangesRequest, fault == .saveThrows { throw Failure() }
+        if let save = request as? NSSaveChangesRequest, fault == .conflictInSave, let context {
+            fault = .none
+            try otherWriter?()
+            let conflicts = try (save.updatedObjects ?? []).map { object in
+                let stored = try newValuesForObject(with: object.objectID, with: context).version
+                return NSMergeConflict(
+                    source: object, newVersion: Int(stored), oldVersion: Int(stored) - 1, cachedSnapshot: nil,
+                    persistedSnapshot: nil)
+            }
+            throw NSError(
+                domain: NSCocoaErrorDomain, code: NSManagedObjectMergeError,
+                userInfo: [NSPersistentStoreSaveConflictsErrorKey: conflicts])
+        }
         let answer = try super.execute(request, with: context)
         guard let fetch = request as? NSFetchRequest<NSFetchRequestResult> else { return answer }
         let results = answer as? [Any] ?? []
