@@ -27,6 +27,8 @@ public enum NSManagedObjectContextConcurrencyType: UInt, Sendable {
 /// or an `async` main): a command-line program that uses a main-queue context from the main thread may call it
 /// directly; one that schedules work with `perform(_:)` on it must keep the main queue running.
 open class NSManagedObjectContext: NSObject, @unchecked Sendable {
+    // @unchecked: a context's state is used on its queue only (`perform`, `performAndWait`; the concurrency debug
+    // switch checks it), as Apple's rule for contexts is; its queue is set when it is made.
     /// How a context confines its work (Apple's type is `NSManagedObjectContextConcurrencyType`).
     public typealias ConcurrencyType = NSManagedObjectContextConcurrencyType
 
@@ -257,6 +259,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Identifies a private queue as belonging to a context.
     final class QueueToken: @unchecked Sendable {
+        // @unchecked: `context` is a weak reference, which Swift reads and clears atomically; nothing else.
         weak var context: NSManagedObjectContext?
         init(_ context: NSManagedObjectContext) { self.context = context }
     }

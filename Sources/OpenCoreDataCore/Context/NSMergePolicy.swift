@@ -19,6 +19,7 @@ public enum NSMergePolicyType: UInt, Sendable {
 /// context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
 /// ```
 open class NSMergePolicy: NSObject, @unchecked Sendable {
+    // @unchecked: `mergeType` is a constant; a policy has no other state.
     public let mergeType: NSMergePolicyType
 
     public init(merge ty: NSMergePolicyType) {
@@ -67,6 +68,7 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
 
 /// A conflict found when saving: the object changed in the store since the context last saw it.
 open class NSMergeConflict: NSObject, @unchecked Sendable {
+    // @unchecked: every property is a constant; `sourceObject` is used on its context's queue, as any managed object.
     /// The object of the saving context.
     public let sourceObject: NSManagedObject
     /// The values as the saving context last saw them (the object's committed values).

@@ -27,6 +27,9 @@ public let NSPersistentStoreRemoteChangeNotificationPostOptionKey =
 /// A persistent store: where a coordinator keeps objects. Subclasses implement a storage format; the
 /// coordinator creates them from their registered type.
 open class NSPersistentStore: NSObject, @unchecked Sendable {
+    // @unchecked: the coordinator calls a store only inside `_serialized` (one call at a time per store, `_storeLock`);
+    // what may be read beside such a call (`_cachedObjectIDReference`, deferred notices) is behind a `Mutex` or an
+    // `Atomic`; the rest is set while the store is added, before other threads can reach it.
     /// The Swift-style store type.
     public struct StoreType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String

@@ -8,6 +8,9 @@ import Synchronization
 /// try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
 /// ```
 open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
+    // @unchecked: its own state (stores, name, root contexts) changes only under `_lock`; calls into a store are
+    // serialized by that store (`NSPersistentStore._serialized`); the model is immutable once the coordinator has it.
+    // Apple's class is Sendable too.
     let _managedObjectModel: NSManagedObjectModel
     var _stores: [NSPersistentStore] = [] {
         didSet { _rowCaches = _stores.compactMap { $0 as? PersistentStoreRowCaching } }

@@ -60,6 +60,8 @@ package struct StoreSaveChanges {
 
 /// A row whose version in the store differs from the version the saving context expected.
 package struct StoreConflict: @unchecked Sendable {
+    // @unchecked: it carries an object ID (immutable) and a row (values copied on write) from the store to the saving
+    // context, on the thread of the save.
     package let objectID: NSManagedObjectID
     /// The store's current row; `nil` if the object was deleted from the store.
     package let current: StoreRow?

@@ -3,6 +3,8 @@
 /// and adding them with `addCacheNodes(_:)`), `save()`, `newReferenceObject(for:)`, and optionally
 /// `newCacheNode(for:)`/`updateCacheNode(_:from:)` for custom node classes.
 open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
+    // @unchecked: its cache of nodes and versions changes only in calls the coordinator serializes per store
+    // (`NSPersistentStore._serialized`).
     var _nodes: [NSManagedObjectID: NSAtomicStoreCacheNode] = [:]
     /// Row versions, for optimistic locking between contexts.
     var _versions: [NSManagedObjectID: Int64] = [:]

@@ -18,8 +18,9 @@ import Foundation
 /// What a process that stopped while saving left is recovered first, as SQLite does for any program that opens the
 /// file: a hot rollback journal is played back, and a write-ahead log completes the main file.
 final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
-    // Used under the coordinator's lock only; touched for every row read or written, so without the run-time
-    // exclusivity checks of class properties (see `NSManagedObject._values`).
+    // @unchecked: the state below is used inside the store's serialization only (`NSPersistentStore._serialized`),
+    // except the reading connection and its mapping, used under `_readerLock`. It is touched for every row read or
+    // written, so without the run-time exclusivity checks of class properties (see `NSManagedObject._values`).
     @exclusivity(unchecked) var _connection: SQLiteConnection?
     @exclusivity(unchecked) var _mapping: SQLiteModelMapping?
     /// The metadata as last read or written, so that saves rewrite it only when it changed.
