@@ -47,6 +47,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _options: [AnyHashable: Any]?
     var _identifier: String?
     var _metadata: [String: Any]?
+    /// Metadata set through the coordinator and not yet saved: the next save of a context writes it, even if the
+    /// context has no changed objects. Atomic, so that every save can look at every store's flag without waiting for
+    /// a store that is busy.
+    let _metadataNeedsSave = Atomic<Bool>(false)
     var _isReadOnly: Bool
     /// Serializes the coordinator's calls into the store (see `_serialized(_:)`).
     let _storeLock = NSRecursiveLock()

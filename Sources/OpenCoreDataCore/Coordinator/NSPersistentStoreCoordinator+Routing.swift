@@ -183,6 +183,23 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     }
 
     func _commit(_ changes: StoreSaveChanges, from context: NSManagedObjectContext) throws -> StoreSaveResult {
+        let result = try _commitObjects(changes, from: context)
+        // Stores whose metadata was set since they last saved write it now, with or without objects.
+        // Only those stores are waited for, so that a save holds up no store it does not write to.
+        for store in _withLock({ _stores }) where store._metadataNeedsSave.load(ordering: .acquiring) {
+            let backend = try _backend(of: store, for: context)
+            try store._serialized {
+                guard store._metadataNeedsSave.load(ordering: .acquiring) else { return }
+                _ = try backend.save(StoreSaveChanges())
+                store._metadataNeedsSave.store(false, ordering: .releasing)
+            }
+        }
+        return result
+    }
+
+    private func _commitObjects(_ changes: StoreSaveChanges, from context: NSManagedObjectContext) throws
+        -> StoreSaveResult
+    {
         do {
             func noStore(_ objectID: NSManagedObjectID) -> Error {
                 coreDataError(

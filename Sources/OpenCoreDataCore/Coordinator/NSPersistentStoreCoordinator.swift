@@ -111,7 +111,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     @discardableResult
     open func addPersistentStore(
         ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
-        options: [AnyHashable: Any]?
+        options: [AnyHashable: Any]? = nil
     ) throws -> NSPersistentStore {
         guard let storeClass = NSPersistentStoreCoordinator.storeClass(forType: storeType) else {
             throw coreDataError(
@@ -277,9 +277,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         store._serialized { store.metadata ?? [:] }
     }
 
-    /// Sets the metadata of a store; it is written with the store's next save.
+    /// Sets the metadata of a store; it is written with the next save of a context of this coordinator, whether
+    /// or not that save has objects for the store.
     open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
-        store._serialized { store.metadata = metadata ?? [:] }
+        store._serialized {
+            store.metadata = metadata ?? [:]
+            store._metadataNeedsSave.store(!store.isReadOnly, ordering: .releasing)
+        }
+    }
+
+    /// Whether a store has metadata set and not yet saved.
+    var _hasUnsavedMetadata: Bool {
+        persistentStores.contains { $0._metadataNeedsSave.load(ordering: .acquiring) }
     }
 
     /// The metadata of the store of `storeType` at `url`, read without adding the store.
