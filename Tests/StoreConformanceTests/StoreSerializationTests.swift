@@ -27,7 +27,7 @@ import Testing
             if isGated, request is NSFetchRequest<NSFetchRequestResult> {
                 counts.enter()
                 entered.signal()
-                if gate.wait(timeout: .now() + .seconds(60)) == .timedOut { counts.timeOut() }
+                if gate.wait(timeout: .now() + .seconds(180)) == .timedOut { counts.timeOut() }
             }
             return try super.execute(request, with: context)
         }
@@ -37,7 +37,7 @@ import Testing
     static func wait(
         _ semaphore: DispatchSemaphore, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let result = semaphore.wait(timeout: .now() + .seconds(90))
+        let result = semaphore.wait(timeout: .now() + .seconds(240))
         try #require(result == .success, "\(what) did not happen", sourceLocation: sourceLocation)
     }
 
@@ -150,7 +150,7 @@ import Testing
         override func transformedValue(_ value: Any?) -> Any? {
             counts.enter()
             entered.signal()
-            if gate.wait(timeout: .now() + .seconds(60)) == .timedOut { counts.timeOut() }
+            if gate.wait(timeout: .now() + .seconds(180)) == .timedOut { counts.timeOut() }
             return (value as? String).map { Data($0.utf8) }
         }
 
