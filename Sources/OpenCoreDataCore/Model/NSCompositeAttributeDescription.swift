@@ -1,6 +1,7 @@
 /// A composite attribute: one attribute made of named sub-attributes, stored as a dictionary
 /// (`attributeType == .compositeAttributeType`).
 open class NSCompositeAttributeDescription: NSAttributeDescription, @unchecked Sendable {
+    // @unchecked: as NSPropertyDescription: immutable once its model is in use.
     var _elements: [NSAttributeDescription] = []
 
     public required init() {

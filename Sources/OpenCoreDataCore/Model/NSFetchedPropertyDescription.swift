@@ -2,6 +2,7 @@
 /// first read. In its predicate, `$FETCH_SOURCE` stands for the object whose property is read and
 /// `$FETCHED_PROPERTY` for this description.
 open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Sendable {
+    // @unchecked: as NSPropertyDescription: immutable once its model is in use.
     var _fetchRequest: NSFetchRequest<NSFetchRequestResult>?
 
     /// The fetch request that finds the property's objects.
