@@ -9,7 +9,7 @@ extension NSPersistentStoreCoordinator {
     /// let token = coordinator.currentPersistentHistoryToken(fromStores: nil)
     /// ```
     public func currentPersistentHistoryToken(fromStores stores: [Any]?) -> NSPersistentHistoryToken? {
-        _withLock {
+        _withAllStores {
             let candidates = stores.map { $0.compactMap { $0 as? NSPersistentStore } } ?? _stores
             var tokens: [String: Int64] = [:]
             for store in candidates {
@@ -25,7 +25,7 @@ extension NSPersistentStoreCoordinator {
     /// Runs a history request over the request's `affectedStores` (every store when `nil`), which must all record
     /// history.
     func _executeHistoryRequest(_ request: NSPersistentHistoryChangeRequest) throws -> NSPersistentHistoryResult {
-        try _withLock {
+        try _withAllStores {
             var tracked: [(store: NSPersistentStore, history: PersistentStoreHistoryTracking)] = []
             for store in request.affectedStores ?? _stores {
                 guard let history = store as? PersistentStoreHistoryTracking, history._hasHistory else {

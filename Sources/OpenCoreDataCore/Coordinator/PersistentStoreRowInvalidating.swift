@@ -9,7 +9,7 @@ extension NSPersistentStoreCoordinator {
     /// Forgets the cached rows of `objectIDs` in every store that caches rows.
     func _invalidateRows(of objectIDs: [NSManagedObjectID]) {
         guard !objectIDs.isEmpty else { return }
-        _withLock {
+        _withAllStores {
             for store in _stores {
                 (store as? PersistentStoreRowInvalidating)?.invalidateRows(of: objectIDs)
             }
