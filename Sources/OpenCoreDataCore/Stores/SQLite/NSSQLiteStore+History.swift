@@ -3,7 +3,57 @@ import Foundation
 /// Persistent history of the SQLite store (`NSPersistentHistoryTrackingKey`), in Apple's tables (see
 /// `SQLiteHistory.swift`): every save and batch request records one transaction inside its own write transaction,
 /// so history and data never disagree.
+/// What the SQLite store keeps for persistent history and remote change notifications.
+struct SQLiteStoreTracking {
+    /// The store's persistent history, when it was added with `NSPersistentHistoryTrackingKey`.
+    var history: SQLiteHistory?
+    /// The store was opened read-only because it records history and was added without the option.
+    var readOnlyForHistory = false
+    /// Watches the file for commits, with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
+    var changeWatcher: SQLiteChangeWatcher?
+}
+
 extension NSSQLiteStore {
+    var _history: SQLiteHistory? {
+        get { _tracking.history }
+        set { _tracking.history = newValue }
+    }
+
+    var _readOnlyForHistory: Bool {
+        get { _tracking.readOnlyForHistory }
+        set { _tracking.readOnlyForHistory = newValue }
+    }
+
+    /// Sets history up, then starts watching the file if asked to (`NSPersistentStoreRemoteChangeNotificationPost
+    /// OptionKey`), as the store opens.
+    func _prepareTracking(_ url: URL) throws {
+        try _prepareHistory()
+        if Self._flag(_options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]), !StoreLocation.isDevNull(url)
+        {
+            _tracking.changeWatcher = try SQLiteChangeWatcher(url: url) { [weak self] connection in
+                self?._postRemoteChange(connection)
+            }
+        }
+    }
+
+    func _stopWatching() {
+        _tracking.changeWatcher?.cancel()
+        _tracking.changeWatcher = nil
+    }
+
+    /// Posts `.NSPersistentStoreRemoteChange` for a commit the watcher saw (on its queue, with its connection).
+    func _postRemoteChange(_ connection: SQLiteConnection) {
+        guard let url = _url else { return }
+        var userInfo: [AnyHashable: Any] = [NSPersistentStoreURLKey: url]
+        if let identifier { userInfo[NSStoreUUIDKey] = identifier }
+        if let history = _history, let identifier,
+            let number = try? history.lastTransactionNumber(connection: connection)
+        {
+            userInfo[NSPersistentHistoryTokenKey] = NSPersistentHistoryToken(storeTokens: [identifier: number])
+        }
+        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: _coordinator, userInfo: userInfo)
+    }
+
     /// Whether the store was added with `NSPersistentHistoryTrackingKey` (true, or a dictionary of its options).
     var _tracksHistoryOption: Bool {
         switch _options?[NSPersistentHistoryTrackingKey] {

@@ -44,26 +44,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     @exclusivity(unchecked) var _destinationRowsSQL:
         [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
     @exclusivity(unchecked) var _updatePlans: [SQLiteUpdateKey: SQLiteUpdatePlan] = [:]
-    /// The store's persistent history, when it was added with `NSPersistentHistoryTrackingKey` (see
-    /// `NSSQLiteStore+History.swift`).
-    var _history: SQLiteHistory?
-    /// The store was opened read-only because it records history and was added without the option.
-    var _readOnlyForHistory = false
-    /// Watches the file for commits, with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
-    var _changeWatcher: SQLiteChangeWatcher?
-
-    /// Posts `.NSPersistentStoreRemoteChange` for a commit the watcher saw (on its queue, with its connection).
-    func _postRemoteChange(_ connection: SQLiteConnection) {
-        guard let url = _url else { return }
-        var userInfo: [AnyHashable: Any] = [NSPersistentStoreURLKey: url]
-        if let identifier { userInfo[NSStoreUUIDKey] = identifier }
-        if let history = _history, let identifier,
-            let number = try? history.lastTransactionNumber(connection: connection)
-        {
-            userInfo[NSPersistentHistoryTokenKey] = NSPersistentHistoryToken(storeTokens: [identifier: number])
-        }
-        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: _coordinator, userInfo: userInfo)
-    }
+    var _tracking = SQLiteStoreTracking()  // History and change watching (NSSQLiteStore+History.swift).
 
     // Reading beside other calls (see NSSQLiteStore+ConcurrentFetching.swift): a second, read-only connection and
     // the mapping it reads with, both used under `_readerLock` only.
@@ -282,14 +263,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if Self._flag(_options?[NSSQLiteManualVacuumOption]) { try connection.execute("VACUUM") }
                 if Self._flag(_options?[NSSQLiteAnalyzeOption]) { try connection.execute("ANALYZE") }
             }
-            try _prepareHistory()
-            if Self._flag(_options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]),
-                !StoreLocation.isDevNull(url)
-            {
-                _changeWatcher = try SQLiteChangeWatcher(url: url) { [weak self] connection in
-                    self?._postRemoteChange(connection)
-                }
-            }
+            try _prepareTracking(url)
             _startReading(with: mapping)
         } catch {
             _close()
@@ -302,8 +276,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     func _close() {
-        _changeWatcher?.cancel()
-        _changeWatcher = nil
+        _stopWatching()
         _stopReading()
         _connection?.close()
         _connection = nil
