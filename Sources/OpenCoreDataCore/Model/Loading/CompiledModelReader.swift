@@ -166,8 +166,9 @@ struct CompiledModelReader {
                 description._isAscending = itemObject["NSAscending"]?.bool ?? true
                 elements.append(description)
             }
-            let description = NSFetchIndexDescription(
-                name: try archive.string(index["NSIndexName"]) ?? "", elements: elements)
+            let indexName = try archive.string(index["NSIndexName"]) ?? ""
+            try LoadedModelChecks.checkIndexName(indexName, entity: name, url: url)
+            let description = NSFetchIndexDescription(name: indexName, elements: elements)
             if let predicate = try archive.object(index["NSPartialIndexPredicate"]) {
                 description._partialIndexPredicate = try ArchivedPredicateDecoder(archive: archive).predicate(predicate)
             }

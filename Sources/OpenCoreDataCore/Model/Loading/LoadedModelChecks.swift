@@ -1,3 +1,5 @@
+import XCDataModelFormat
+
 /// Checks a model read from a file before it is assembled, so that what the model classes treat as a programmer
 /// error (two entities or properties with one name, a reserved property name, an inheritance cycle, a
 /// relationship leading nowhere) is reported as an error in the file instead of stopping the program.
@@ -7,6 +9,11 @@ enum LoadedModelChecks {
         var byName: [String: String?] = [:]
         for (name, parent) in parents {
             guard !name.isEmpty else { throw ModelLoadingError.invalid(url: url, "an entity has no name") }
+            guard XCDataModelNames.isEntityName(name) else {
+                throw ModelLoadingError.invalid(
+                    url: url, entity: name,
+                    "an entity name must start with an upper-case letter and go on with \(XCDataModelNames.rest)")
+            }
             guard byName.updateValue(parent, forKey: name) == nil else {
                 throw ModelLoadingError.invalid(url: url, entity: name, "two entities are named '\(name)'")
             }
@@ -38,6 +45,11 @@ enum LoadedModelChecks {
             guard !name.isEmpty else {
                 throw ModelLoadingError.invalid(url: url, entity: entity, "a property has no name")
             }
+            guard XCDataModelNames.isPropertyName(name) else {
+                throw ModelLoadingError.invalid(
+                    url: url, entity: entity, property: name,
+                    "a property name must start with a lower-case letter and go on with \(XCDataModelNames.rest)")
+            }
             guard seen.insert(name).inserted else {
                 throw ModelLoadingError.invalid(
                     url: url, entity: entity, property: name, "the entity has two properties named '\(name)'")
@@ -47,6 +59,15 @@ enum LoadedModelChecks {
                     url: url, entity: entity, property: name,
                     "'\(name)' cannot name a property: NSManagedObject already uses it")
             }
+        }
+    }
+
+    /// A fetch index name is a plain name: it becomes part of a SQLite index's name.
+    static func checkIndexName(_ name: String, entity: String, url: URL) throws {
+        guard XCDataModelNames.isIndexName(name) else {
+            throw ModelLoadingError.invalid(
+                url: url, entity: entity,
+                "the fetch index name '\(name)' must start with a letter and go on with \(XCDataModelNames.rest)")
         }
     }
 

@@ -141,9 +141,11 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw coreDataError(
                 NSPersistentStoreOpenError, "A SQLite store is created for a coordinator's model; add it to one")
         }
+        // Names that cannot become SQL are refused before a file is made.
+        let mapping = SQLiteModelMapping(model: model, configuration: _configurationName)
+        try mapping.checkIdentifiers(url: url)
         let connection = try _open(url, readOnly: false, create: true)
         do {
-            let mapping = SQLiteModelMapping(model: model, configuration: _configurationName)
             try connection.execute("PRAGMA auto_vacuum = 2")
             try _applyPragmas(connection)
             let created: Bool = try connection.transaction(immediate: true) {
@@ -204,6 +206,12 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw coreDataError(NSPersistentStoreOpenError, "The SQLite store was not opened")
         }
         let mapping = _mapping ?? SQLiteModelMapping(model: model, configuration: configuration)
+        do {
+            try mapping.checkIdentifiers(url: url)
+        } catch {
+            _close()
+            throw error
+        }
         if !_createdStore, let metadata = _metadata,
             !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata)
         {
