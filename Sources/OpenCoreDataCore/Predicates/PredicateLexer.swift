@@ -24,7 +24,7 @@ struct PredicateToken {
         case variable(String)
         /// `%@`, `%K`, `%d`…: the conversion character(s) after `%`, without length modifiers.
         case formatSpecifier(String)
-        /// Punctuation and operators: `( ) { } [ ] , . == != < <= > >= && || ! + - * / ** :=`…
+        /// Punctuation and operators: `( ) { } [ ] , . == != < <= > >= && || ! + - * / ** & | ^ :=`…
         case symbol(PredicateSymbol)
         case end
     }
@@ -80,6 +80,9 @@ enum PredicateSymbol: String {
     case equalsGreater = "=>"
     case ampersands = "&&"
     case bars = "||"
+    case ampersand = "&"
+    case bar = "|"
+    case caret = "^"
     case bang = "!"
     case plus = "+"
     case minus = "-"
@@ -346,6 +349,9 @@ private struct Reader {
             case UInt8(ascii: "-"): .minus
             case UInt8(ascii: "*"): .star
             case UInt8(ascii: "/"): .slash
+            case UInt8(ascii: "&"): .ampersand
+            case UInt8(ascii: "|"): .bar
+            case UInt8(ascii: "^"): .caret
             default: nil
             }
         guard let single else {

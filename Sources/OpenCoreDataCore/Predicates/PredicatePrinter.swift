@@ -20,14 +20,14 @@ enum PredicatePrinter {
         case .all: text = "ALL "
         }
         text += left + " " + operatorName(predicate.predicateOperatorType)
+        // Bits without a letter are not printed: `[]` would not parse back.
+        var letters = ""
         let options = predicate.options
-        if !options.isEmpty {
-            text += "["
-            if options.contains(.caseInsensitive) { text += "c" }
-            if options.contains(.diacriticInsensitive) { text += "d" }
-            if options.contains(.normalized) { text += "n" }
-            text += "]"
-        }
+        if options.contains(.caseInsensitive) { letters += "c" }
+        if options.contains(.diacriticInsensitive) { letters += "d" }
+        if options.contains(.localeSensitive) { letters += "l" }
+        if options.contains(.normalized) { letters += "n" }
+        if !letters.isEmpty { text += "[" + letters + "]" }
         return text + " " + right
     }
 
