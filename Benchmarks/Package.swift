@@ -46,6 +46,15 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "ModelLoadingBenchmarks",
+            dependencies: [
+                "PersistenceWorkloads",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ModelLoading",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "PredicateBenchmarks",
             dependencies: [
                 "PersistenceWorkloads",

@@ -38,7 +38,7 @@ struct CoreDataModelCodeGenerator: BuildToolPlugin {
                 .buildCommand(
                     displayName: "Compiling Core Data model \(model.lastPathComponent)",
                     executable: compiler.url,
-                    arguments: [model.path, compiled.path],
+                    arguments: [model.path, compiled.path, "--module", target.moduleName],
                     inputFiles: Self.files(in: model),
                     outputFiles: [compiled]),
             ]

@@ -350,20 +350,30 @@ public struct XCDataModel: Sendable, Equatable {
 
     /// The entity's properties with the inherited ones first, as Core Data lists an entity's properties.
     public func allProperties(of entity: Entity) -> [Property] {
+        allProperties(of: entity, entitiesByName: nil)
+    }
+
+    /// `allProperties(of:)`, with the model's entities by name when the caller has them.
+    func allProperties(of entity: Entity, entitiesByName: [String: Entity]?) -> [Property] {
+        let byName =
+            entitiesByName ?? Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var chain: [Entity] = [entity]
         var seen: Set<String> = [entity.name]
-        while let parentName = chain[0].parentEntity, let parent = self.entity(named: parentName),
+        while let parentName = chain[chain.count - 1].parentEntity, let parent = byName[parentName],
             seen.insert(parent.name).inserted
         {
-            chain.insert(parent, at: 0)
+            chain.append(parent)
         }
-        var result: [Property] = []
-        for member in chain {
+        // A redeclared property leaves the inherited one's place and comes after it, as its own definition.
+        var result: [Property?] = []
+        var indexOfName: [String: Int] = [:]
+        for member in chain.reversed() {
             for property in member.properties {
-                result.removeAll { $0.name == property.name }
+                if let index = indexOfName[property.name] { result[index] = nil }
+                indexOfName[property.name] = result.count
                 result.append(property)
             }
         }
-        return result
+        return result.compactMap { $0 }
     }
 }

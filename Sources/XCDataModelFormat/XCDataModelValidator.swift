@@ -16,8 +16,9 @@ struct XCDataModelValidator {
                     message: "two entities are named '\(entity.name)'")
             }
         }
+        var leadsToARoot = Set<String>()
         for entity in model.entities {
-            try checkInheritance(of: entity, in: entitiesByName)
+            try checkInheritance(of: entity, in: entitiesByName, leadsToARoot: &leadsToARoot)
         }
         let compositeNames = Set(model.composites.map(\.name))
         for entity in model.entities {
@@ -97,26 +98,31 @@ struct XCDataModelValidator {
         }
     }
 
-    private func checkInheritance(of entity: XCDataModel.Entity, in entities: [String: XCDataModel.Entity])
-        throws(XCDataModelError)
-    {
+    /// Follows the entity's parents up to a root, or to an entity already known to lead to one (`leadsToARoot`,
+    /// which then gains the path): each entity is walked past once, however deep the hierarchy.
+    private func checkInheritance(
+        of entity: XCDataModel.Entity, in entities: [String: XCDataModel.Entity], leadsToARoot: inout Set<String>
+    ) throws(XCDataModelError) {
         var chain = [entity.name]
+        var inChain: Set<String> = [entity.name]
         var current = entity
-        while let parentName = current.parentEntity {
+        while let parentName = current.parentEntity, !leadsToARoot.contains(parentName) {
             guard let parent = entities[parentName] else {
                 throw XCDataModelError(
                     .missingParentEntity, url: url, entity: current.name, line: current.line,
                     message: "the parent entity '\(parentName)' is not in the model")
             }
-            if chain.contains(parentName) {
+            if inChain.contains(parentName) {
                 throw XCDataModelError(
                     .inheritanceCycle, url: url, entity: entity.name, line: entity.line,
                     message: "the entities inherit from each other in a cycle: "
                         + (chain + [parentName]).joined(separator: " → "))
             }
             chain.append(parentName)
+            inChain.insert(parentName)
             current = parent
         }
+        leadsToARoot.formUnion(chain)
     }
 
     private func check(
@@ -137,7 +143,7 @@ struct XCDataModelValidator {
                 line: relationship.common.line,
                 message: "the inverse entity '\(inverseEntityName)' is not in the model")
         }
-        let inverse = model.allProperties(of: inverseEntity).first { $0.name == inverseName }
+        let inverse = model.allProperties(of: inverseEntity, entitiesByName: entities).first { $0.name == inverseName }
         guard case .relationship = inverse else {
             throw XCDataModelError(
                 .missingInverse, url: url, entity: entity.name, property: relationship.name,

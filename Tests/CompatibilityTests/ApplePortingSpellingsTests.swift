@@ -26,6 +26,12 @@ import OpenCoreData
         }
     }
 
+    @Test func dispatchTimeUnitsAreAvailable() {
+        let deadline = DispatchTime.now() + Double(Int64(NSEC_PER_SEC / 2)) / Double(NSEC_PER_SEC)
+        #expect(deadline > DispatchTime.now())
+        #expect(NSEC_PER_SEC == NSEC_PER_MSEC * 1_000 && USEC_PER_SEC * NSEC_PER_USEC == NSEC_PER_SEC)
+    }
+
     @Test func concurrencyTypesHaveTheirTopLevelName() {
         let types: [NSManagedObjectContextConcurrencyType] = [.privateQueueConcurrencyType, .mainQueueConcurrencyType]
         for type in types {

@@ -49,6 +49,41 @@ import Glibc
         let description = ids[0].description
         #expect(description.contains("<x-coredata://"))
     }
+
+    /// Every entity hierarchy numbers its rows from 1: the first rows of many entities have IDs with the same key,
+    /// which must still hash apart (or a save of objects of many entities compares each with all the others), and
+    /// an equal ID made by another coordinator hashes the same.
+    @Test func idsOfEqualKeysInDifferentEntitiesHashApart() throws {
+        let model = NSManagedObjectModel()
+        model.entities = (0..<50).map { index in
+            let entity = NSEntityDescription()
+            entity.name = "Entity\(index)"
+            let name = NSAttributeDescription()
+            name.name = "name"
+            name.attributeType = .stringAttributeType
+            entity.properties = [name]
+            return entity
+        }
+        let directory = SQLiteTestDirectory()
+        let coordinator = try SQLiteStack.coordinator(model, at: directory.store())
+        let context = SQLiteStack.context(coordinator)
+        let ids: [NSManagedObjectID] = try context.performAndWait {
+            let objects = model.entities.map {
+                NSEntityDescription.insertNewObject(forEntityName: $0.name!, into: context)
+            }
+            try context.save()
+            return objects.map(\.objectID)
+        }
+        #expect(ids.allSatisfy { $0.uriRepresentation().lastPathComponent == "p1" })
+        #expect(Set(ids).count == ids.count)
+        #expect(Set(ids.map(\.hash)).count == ids.count)
+        let other = try SQLiteStack.coordinator(model, at: directory.store())
+        for id in ids {
+            let again = try #require(other.managedObjectID(forURIRepresentation: id.uriRepresentation()))
+            #expect(again == id)
+            #expect(again.hash == id.hash)
+        }
+    }
 }
 
 @Suite struct UndoTests {

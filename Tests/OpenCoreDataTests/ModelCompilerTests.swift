@@ -36,6 +36,30 @@ import Testing
         #expect(compiled.entityVersionHashesByName == source.entityVersionHashesByName)
     }
 
+    /// Xcode's editor writes `.Animal` for a class in "Current Product Module"; momc makes it `Module.Animal`.
+    @Test func classNamesRelativeToTheModuleGetTheModulesName() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        let source = directory.appendingPathComponent("Zoo.xcdatamodel")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(
+            """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Animal" representedClassName=".Animal" syncable="YES">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                </entity>
+                <entity name="Keeper" representedClassName="Staff.Keeper" syncable="YES"/>
+            </model>
+            """.utf8
+        ).write(to: source.appendingPathComponent("contents"))
+        let output = directory.appendingPathComponent("Zoo.mom")
+        try ModelCompiler.compile(source, to: output, moduleName: "ZooApp")
+        let model = try NSManagedObjectModel(validatingContentsOf: output)
+        #expect(model.entitiesByName["Animal"]?.managedObjectClassName == "ZooApp.Animal")
+        #expect(model.entitiesByName["Keeper"]?.managedObjectClassName == "Staff.Keeper")
+    }
+
     @Test func aModelThatDoesNotLoadWritesNothing() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         let broken = directory.appendingPathComponent("Broken.xcdatamodel")

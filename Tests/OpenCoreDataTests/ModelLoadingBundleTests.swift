@@ -21,6 +21,19 @@ import Testing
         #expect(try NSManagedObjectModel.currentVersionNameOfModel(at: url) == "Inventory 2")
     }
 
+    /// Code written for Apple platforms finds its model in the bundle of one of its classes. On Linux that bundle is
+    /// the build folder, and the model is in the class's resource bundle inside it.
+    @Test func mergedModelFindsTheModelOfAClassesBundle() throws {
+        final class InThisTarget {}
+        let merged = try #require(NSManagedObjectModel.mergedModel(from: [Bundle(for: InThisTarget.self)]))
+        let url = try #require(Self.inventoryURL)
+        let direct = try #require(NSManagedObjectModel(contentsOf: url))
+        #expect(Set(direct.entitiesByName.keys).isSubset(of: Set(merged.entitiesByName.keys)))
+        for (name, hash) in direct.entityVersionHashesByName {
+            #expect(merged.entityVersionHashesByName[name] == hash)
+        }
+    }
+
     @Test func mergedModelFindsTheBundlesModel() throws {
         let merged = try #require(NSManagedObjectModel.mergedModel(from: [Bundle.module]))
         let url = try #require(Self.inventoryURL)

@@ -83,6 +83,28 @@ import Testing
         #expect(refused.status != 0)
         #expect(refused.output.contains("not a SQLite store"))
     }
+
+    /// The inspector writes nothing, so it does not roll back what a crash left: it says what to do instead of
+    /// showing half of a transaction.
+    @Test func aStoreWithAnUnfinishedTransactionIsRefusedUntouched() throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        let options = SQLiteJournalSetting(journalMode: "DELETE").options
+        let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url, options: options)
+        let writer = try RawSQLiteConnection(url)
+        try writer.beginTransactionThatSpills(journalMode: "DELETE", synchronous: nil)
+        let image = try SQLiteCrashImage.copy(url, into: directory.url.appendingPathComponent("killed"))
+        try writer.execute("ROLLBACK")
+        try SQLiteStack.close(coordinator)
+        let before = SQLiteCrashImage.contents(image)
+        #expect {
+            _ = try SQLiteStoreInspector.summary(of: image)
+        } throws: { error in
+            let message = (error as NSError).userInfo[NSLocalizedDescriptionKey] as? String ?? ""
+            return (error as NSError).code == NSPersistentStoreOpenError && message.contains(image.path + "-journal")
+        }
+        #expect(SQLiteCrashImage.contents(image) == before)
+    }
 }
 
 #endif

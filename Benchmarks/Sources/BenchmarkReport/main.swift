@@ -133,3 +133,17 @@ if predicateRows.contains(where: { medians[$0.0] != nil }) {
         print("| \(title) | \(format(result / divisor)) |")
     }
 }
+
+let modelRows = [
+    ("model.chain-5000.load-and-add-store", "load an inheritance chain of 5,000 entities, add a new SQLite store"),
+    ("model.flat-10000.load-add-and-save", "load 10,000 entities, add a new SQLite store, save an object of each"),
+]
+if modelRows.contains(where: { medians[$0.0] != nil }) {
+    print()
+    print("| Model workload | median |")
+    print("|:--|--:|")
+    for (key, title) in modelRows {
+        guard let result = medians[key] else { continue }
+        print("| \(title) | \(format(result)) |")
+    }
+}

@@ -6,6 +6,7 @@ import PersistenceWorkloads
 //   WorkloadRunner <raw|grdb|records|ocd> <workload> [iterations]   time one workload (median of the runs)
 //   WorkloadRunner memory <raw|grdb|records|ocd>                     the memory row, as JSON
 //   WorkloadRunner predicate <parse|managed|plain|dictionary> [n]    the predicate workloads
+//   WorkloadRunner model <chain|flat> [n] [size]                     load a large model and add a store (and save)
 //   WorkloadRunner sqlite-version                                    the version of the SQLite library linked
 //
 // Under callgrind, count only the measured part with `--toggle-collect='*measuredRun*'`.
@@ -23,6 +24,11 @@ func measuredRun(_ run: WorkloadRun) throws -> Checksum {
 @inline(never)
 func measuredPredicate(_ body: () -> Int) -> Int {
     body()
+}
+
+@inline(never)
+func measuredModel(_ body: () throws -> Int) rethrows -> Int {
+    try body()
 }
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
@@ -95,6 +101,31 @@ case "predicate":
         fail("unknown predicate workload \(kind)")
     }
     print("predicate \(kind): median \(String(format: "%.6f", median(times))) s (result \(result))")
+
+case "model":
+    let kind = arguments.dropFirst().first ?? "chain"
+    let iterations = arguments.dropFirst(2).first.flatMap(Int.init) ?? 3
+    let size = arguments.dropFirst(3).first.flatMap(Int.init)
+    let file: ModelScaleWorkloads.ModelFile
+    switch kind {
+    case "chain": file = try ModelScaleWorkloads.chainModel(depth: size ?? ModelScaleWorkloads.chainDepth)
+    case "flat": file = try ModelScaleWorkloads.flatModel(count: size ?? ModelScaleWorkloads.flatCount)
+    default: fail("unknown model workload \(kind): chain or flat")
+    }
+    var times: [Double] = []
+    var result = 0
+    for _ in 0..<iterations {
+        times.append(
+            try seconds {
+                result = try measuredModel {
+                    kind == "chain"
+                        ? try ModelScaleWorkloads.loadAndAddStore(file)
+                        : try ModelScaleWorkloads.loadAddStoreAndSave(file)
+                }
+            })
+    }
+    let formatted = times.map { String(format: "%.3f", $0) }.joined(separator: " ")
+    print("model \(kind): median \(String(format: "%.3f", median(times))) s  [\(formatted)] (result \(result))")
 
 default:
     guard let name = Libraries.name(forShortName: first), let driver = Libraries.driver(named: name) else {

@@ -267,8 +267,10 @@ extension NSManagedObjectContext {
         }
         if object._context === self { return }
         precondition(
-            _model._entities.contains { $0 === object._entity }
-                || _model.entitiesByName[object._entity._name ?? ""] != nil,
+            object._entity !== NSManagedObject._noEntity,
+            "insert(_:) of an object made with init(), which has no entity: make it with init(context:)")
+        precondition(
+            object._entity._model === _model || _model.entitiesByName[object._entity._name ?? ""] != nil,
             "The entity '\(object._entity._name ?? "")' is not part of the context's model")
         object._context = self
         object._flags.insert(.inserted)

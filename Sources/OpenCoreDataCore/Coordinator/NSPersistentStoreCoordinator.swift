@@ -367,6 +367,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The stores that hold objects of `entity`, in the order they were added.
     func _stores(for entity: NSEntityDescription) -> [NSPersistentStore] {
         _stores.filter { store in
+            // The default configuration holds every entity of the model (a search of them for every object saved
+            // made a save of a model of many entities quadratic).
+            if store._configurationName == "PF_DEFAULT_CONFIGURATION_NAME", entity._model === _managedObjectModel {
+                return true
+            }
             guard let members = _managedObjectModel.entities(forConfigurationName: store._configurationName) else {
                 return false
             }

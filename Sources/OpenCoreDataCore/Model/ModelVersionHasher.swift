@@ -24,16 +24,26 @@
 /// property hashes of its optimized model (`.omo`), and all 33 entity hashes recorded in the corpus stores'
 /// metadata (see `VersionHashTests.swift`).
 enum ModelVersionHasher {
+    /// The entity's version hash: the one computed when its model became immutable, or else computed now.
     static func versionHash(of entity: NSEntityDescription) -> Data {
+        if let frozen = entity._frozenVersionHash { return frozen }
+        var superentityHash: Data?
+        if let parent = entity._superentity { superentityHash = versionHash(of: parent) }
+        let properties = entity._caches.allProperties.filter(affectsEntityHash).sorted {
+            ordered($0._name, before: $1._name)
+        }
+        return entityHash(entity, superentityHash: superentityHash, propertyHashes: properties.map(propertyHash))
+    }
+
+    /// The hash of `entity` from its superentity's hash and the hashes of its persistent properties in name order.
+    private static func entityHash(
+        _ entity: NSEntityDescription, superentityHash: Data?, propertyHashes: [[UInt8]]
+    ) -> Data {
         var bytes: [UInt8] = Array((entity._name ?? "").utf8)
+        bytes.reserveCapacity(bytes.count + 33 + 32 * propertyHashes.count)
         bytes.append(entity._isAbstract ? 1 : 0)
-        if let parent = entity._superentity {
-            bytes += versionHash(of: parent)
-        }
-        let properties = entity._caches.allProperties.sorted { ordered($0._name, before: $1._name) }
-        for property in properties where affectsEntityHash(property) {
-            bytes += propertyHash(property)
-        }
+        if let superentityHash { bytes += superentityHash }
+        for hash in propertyHashes { bytes += hash }
         bytes += Array((entity._versionHashModifier ?? "").utf8)
         let constraints = entity._uniquenessConstraints.map { constraint in
             constraint.map { element in
@@ -44,6 +54,67 @@ enum ModelVersionHasher {
             bytes += Array(constraint.utf8)
         }
         return Data(SHA256.hash(bytes))
+    }
+
+    /// The version hash of every entity of a model. Each property is hashed once, and each entity's properties in
+    /// name order are its superentity's merged with its own: computed entity by entity, a chain of n entities with
+    /// a property each hashed n³/6 properties and sorted as many names.
+    static func versionHashes(of entities: [NSEntityDescription]) -> [ObjectIdentifier: Data] {
+        // The names in hash order, once, so that entities merge their lists by comparing integers.
+        var rank: [String: Int] = [:]
+        for entity in entities {
+            for property in entity._ownProperties { rank[property._name] = 0 }
+        }
+        for (index, name) in rank.keys.sorted(by: { ordered($0, before: $1) }).enumerated() { rank[name] = index }
+        struct Entry {
+            let rank: Int
+            let hash: [UInt8]?
+        }
+        let members = Set(entities.map(ObjectIdentifier.init))
+        // Superentities first, depth first; a superentity's list lives until its last subentity took it.
+        var lists: [ObjectIdentifier: [Entry]] = [:]
+        var pendingSubentities: [ObjectIdentifier: Int] = [:]
+        var hashes: [ObjectIdentifier: Data] = [:]
+        hashes.reserveCapacity(entities.count)
+        var stack = entities.filter { $0._superentity.map { !members.contains(ObjectIdentifier($0)) } ?? true }
+        while let entity = stack.popLast() {
+            var inherited: [Entry] = []
+            if let parent = entity._superentity, members.contains(ObjectIdentifier(parent)) {
+                let key = ObjectIdentifier(parent)
+                pendingSubentities[key, default: 1] -= 1
+                inherited = (pendingSubentities[key] == 0 ? lists.removeValue(forKey: key) : lists[key]) ?? []
+            }
+            // Its own properties replace inherited ones of the same name, and leave the hash if transient.
+            let own = entity._ownProperties.map { property in
+                Entry(rank: rank[property._name] ?? 0, hash: affectsEntityHash(property) ? propertyHash(property) : nil)
+            }.sorted { $0.rank < $1.rank }
+            var merged: [Entry] = []
+            merged.reserveCapacity(inherited.count + own.count)
+            var next = 0
+            for entry in inherited {
+                while next < own.count, own[next].rank < entry.rank {
+                    if own[next].hash != nil { merged.append(own[next]) }
+                    next += 1
+                }
+                if next < own.count, own[next].rank == entry.rank { continue }
+                merged.append(entry)
+            }
+            for entry in own[next...] where entry.hash != nil { merged.append(entry) }
+            let superentityHash = entity._superentity.map { hashes[ObjectIdentifier($0)] ?? versionHash(of: $0) }
+            hashes[ObjectIdentifier(entity)] = entityHash(
+                entity, superentityHash: superentityHash, propertyHashes: merged.compactMap(\.hash))
+            let subentities = entity._subentities.filter { members.contains(ObjectIdentifier($0)) }
+            if !subentities.isEmpty {
+                lists[ObjectIdentifier(entity)] = merged
+                pendingSubentities[ObjectIdentifier(entity)] = subentities.count
+                stack.append(contentsOf: subentities)
+            }
+        }
+        // Entities never reached (an inheritance cycle, which loading refuses) are hashed one by one.
+        for entity in entities where hashes[ObjectIdentifier(entity)] == nil {
+            hashes[ObjectIdentifier(entity)] = versionHash(of: entity)
+        }
+        return hashes
     }
 
     static func versionHash(of property: NSPropertyDescription) -> Data {
@@ -135,10 +206,15 @@ enum ModelVersionHasher {
         let inverse = relationship._inverseRelationship
         guard let inverseName = inverse?._name ?? relationship._inverseName else { return nil }
         if let inverse, inverse === relationship { return nil }
+        // The topmost declaration of the name among the ancestors (their own properties: an entity's cache would
+        // be made for each ancestor).
         var ancestor = relationship._entity?._superentity
         var topmost: NSRelationshipDescription?
         while let entity = ancestor {
-            if let found = entity._caches.relationshipsByName[relationship._name] { topmost = found }
+            for case let found as NSRelationshipDescription in entity._ownProperties
+            where found._name == relationship._name {
+                topmost = found
+            }
             ancestor = entity._superentity
         }
         if let topmost, topmost._inverseRelationship === topmost { return nil }

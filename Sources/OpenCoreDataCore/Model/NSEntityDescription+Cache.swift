@@ -38,9 +38,12 @@ final class EntityCache: @unchecked Sendable {
     /// The values a newly inserted object starts with: attribute defaults, and to-many relationships that load
     /// (as empty, for a new object) when first touched.
     let initialValues: StoredValues
+    /// The hash of the entity's name, which object IDs mix into theirs (IDs of equal names are equal).
+    let nameHash: Int
 
     init(entity: NSEntityDescription) {
         id = EntityCache.nextID.add(1, ordering: .relaxed).oldValue
+        nameHash = (entity._name ?? "").hashValue
         var chain: [NSEntityDescription] = []
         var current: NSEntityDescription? = entity
         var visited = Set<ObjectIdentifier>()
@@ -53,12 +56,15 @@ final class EntityCache: @unchecked Sendable {
         }
         var properties: [NSPropertyDescription] = []
         var byName: [String: NSPropertyDescription] = [:]
+        // Where each name's slot is: a search of the list for every property made a deep hierarchy cubic.
+        var slotOfName: [String: Int] = [:]
         for ancestor in chain.reversed() {
             for property in ancestor._ownProperties {
-                if let index = properties.firstIndex(where: { $0._name == property._name }) {
+                if let index = slotOfName[property._name] {
                     // A subentity may redeclare an inherited property; its own definition wins, in the same slot.
                     properties[index] = property
                 } else {
+                    slotOfName[property._name] = properties.count
                     properties.append(property)
                 }
                 byName[property._name] = property

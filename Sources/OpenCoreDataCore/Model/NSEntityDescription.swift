@@ -1,3 +1,11 @@
+import Foundation
+import Synchronization
+
+/// Where an entity keeps its cache: filled once, atomically; replaced by a new slot when an edit drops the cache.
+final class EntityCacheSlot: Sendable {
+    let cache = AtomicLazyReference<EntityCache>()
+}
+
 /// The description of an entity: its name, the class of its managed objects, its properties and its place in an
 /// inheritance hierarchy. Entities are to managed objects what classes are to instances, or tables to rows.
 ///
@@ -24,9 +32,13 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The superentity's name while a model is assembled from a file, resolved once every entity exists.
     var _superentityName: String?
 
-    /// Derived lookups, rebuilt after any edit; computed eagerly once the model is frozen, so that readers on
-    /// several threads never race to fill them.
-    var _cache: EntityCache?
+    /// Derived lookups, made when first needed and again after any edit. Once the model is frozen, threads may ask
+    /// at once: the first cache stored is the one every thread gets. An entity's cache holds its inherited
+    /// properties too, so that caches made for every entity of a deep hierarchy would grow with its depth squared;
+    /// only the entities in use pay for theirs.
+    var _cacheSlot = EntityCacheSlot()
+    /// The version hash, computed with the others when the model is frozen (see `NSManagedObjectModel._freeze`).
+    var _frozenVersionHash: Data?
 
     public required override init() {
         super.init()
@@ -57,7 +69,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         set {
             _checkEditable("managedObjectClassName")
             _managedObjectClassName = newValue
-            _cache = nil
+            _dropCache()
         }
     }
 
@@ -264,17 +276,21 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     }
 
     func _invalidateCaches() {
-        _cache = nil
+        _dropCache()
         for entity in _subentities {
             entity._invalidateCaches()
         }
     }
 
+    /// Forgets the cache of this entity only (an editable model's entity, edited by one thread).
+    func _dropCache() {
+        if _cacheSlot.cache.load() != nil { _cacheSlot = EntityCacheSlot() }
+    }
+
     var _caches: EntityCache {
-        if let cache = _cache { return cache }
-        let cache = EntityCache(entity: self)
-        _cache = cache
-        return cache
+        let slot = _cacheSlot
+        if let cache = slot.cache.load() { return cache }
+        return slot.cache.storeIfNil(EntityCache(entity: self))
     }
 
     /// Names a property may not take, because `NSManagedObject` or `NSObject` already answers to them; a property

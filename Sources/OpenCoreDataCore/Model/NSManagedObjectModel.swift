@@ -137,9 +137,10 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
 
     /// The version hash of every entity, by entity name; stores record these to recognise their model.
     open var entityVersionHashesByName: [String: Data] {
+        let computed = _isEditable ? ModelVersionHasher.versionHashes(of: _entities) : [:]
         var hashes: [String: Data] = [:]
         for entity in _entities {
-            if let name = entity._name { hashes[name] = entity.versionHash }
+            if let name = entity._name { hashes[name] = computed[ObjectIdentifier(entity)] ?? entity.versionHash }
         }
         return hashes
     }
@@ -211,17 +212,25 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
 
     func _invalidateCaches() {
         _entitiesByName = nil
+        // Every entity is in the list: each drops its own cache only (through its subentities, a chain of n
+        // entities would be visited n²/2 times).
         for entity in _entities {
-            entity._invalidateCaches()
+            entity._dropCache()
         }
     }
 
     /// Resolves superentities, relationship destinations and inverses that are known only by name.
     func _resolveReferencesByName() {
         let byName = entitiesByName
+        // The subentities each parent lists already, looked up once per parent rather than searched per child.
+        var listed: [ObjectIdentifier: Set<ObjectIdentifier>] = [:]
         for entity in _entities {
             if entity._superentity == nil, let parentName = entity._superentityName, let parent = byName[parentName] {
-                if !parent._subentities.contains(where: { $0 === entity }) { parent._subentities.append(entity) }
+                let key = ObjectIdentifier(parent)
+                if listed[key] == nil { listed[key] = Set(parent._subentities.map(ObjectIdentifier.init)) }
+                if listed[key, default: []].insert(ObjectIdentifier(entity)).inserted {
+                    parent._subentities.append(entity)
+                }
                 entity._superentity = parent
             }
         }
@@ -246,7 +255,6 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         guard _isEditable else { return }
         for entity in _entities {
             let name = entity._name ?? ""
-            _ = entity._caches
             for case let relationship as NSRelationshipDescription in entity._ownProperties {
                 guard let destination = relationship._destinationEntity else {
                     preconditionFailure(
@@ -265,6 +273,25 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         }
         _isEditable = false
         _ = entitiesByName
+        // Nothing that enters a version hash can change from now on: each is computed once, here.
+        let hashes = ModelVersionHasher.versionHashes(of: _entities)
+        for entity in _entities { entity._frozenVersionHash = hashes[ObjectIdentifier(entity)] }
+    }
+
+    /// Two models are equal when they describe the same data: the same entities with the same version hashes (every
+    /// property, relationship and setting that decides what a store holds) and the same configurations, whichever
+    /// file or code made them — as Apple's models compare by content.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObjectModel else { return false }
+        if other === self { return true }
+        return _entities.count == other._entities.count && configurations.sorted() == other.configurations.sorted()
+            && entityVersionHashesByName == other.entityVersionHashesByName
+    }
+
+    open override var hash: Int {
+        var hasher = Hasher()
+        for name in _entities.compactMap(\.name).sorted() { hasher.combine(name) }
+        return hasher.finalize()
     }
 
     open override var description: String {

@@ -30,13 +30,11 @@ extension NSManagedObject {
         let isNil = value == nil || value is NSNull
         switch property {
         case let relationship as NSRelationshipDescription where relationship.isToMany:
+            // A to-many relationship's value is a collection, never nil, so optionality alone requires nothing:
+            // Apple enforces the minimum of a non-optional relationship always, and of an optional one only when it
+            // holds something (an empty non-optional relationship with no minimum is valid).
             let count = _collectionCount(value)
-            if count == 0, !relationship._isOptional {
-                return _validationError(
-                    NSValidationRelationshipLacksMinimumCountError, property: property, value: value,
-                    message: "\(property._name) must have at least \(max(relationship._minCount, 1)) item(s).")
-            }
-            if count > 0, relationship._minCount > 0, count < relationship._minCount {
+            if relationship._minCount > 0, count < relationship._minCount, count > 0 || !relationship._isOptional {
                 return _validationError(
                     NSValidationRelationshipLacksMinimumCountError, property: property, value: value,
                     message: "\(property._name) must have at least \(relationship._minCount) item(s).")

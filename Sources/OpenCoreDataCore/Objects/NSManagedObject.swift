@@ -96,12 +96,25 @@ open class NSManagedObject: NSObject {
         }
     }
 
+    /// An object with no entity, as Apple's framework makes one (with the same complaint) when code calls `init()`
+    /// instead of a designated initializer. It holds no properties: reading or writing one stops the program, and
+    /// it cannot be inserted or saved. Code uses such objects as placeholders (arguments of comparators in tests).
+    public override convenience init() {
+        let message =
+            "CoreData: error: Failed to call designated initializer on NSManagedObject class '\(type(of: self))'\n"
+        FileHandle.standardError.write(Data(message.utf8))
+        self.init(entity: NSManagedObject._noEntity, insertInto: nil)
+    }
+
+    /// The entity of objects made with `init()`.
+    static let _noEntity = NSEntityDescription()
+
     /// Creates an object of the entity whose class is this class, and inserts it into `context`.
     ///
     /// ```swift
     /// let company = Company(context: context)
     /// ```
-    public convenience init(context: NSManagedObjectContext) {
+    public required convenience init(context: NSManagedObjectContext) {
         let entity = type(of: self).entity(in: context)
         self.init(entity: entity, insertInto: context)
     }
@@ -447,6 +460,9 @@ open class NSManagedObject: NSObject {
             let ids = contents.objects.map { "    \"\($0.objectID.uriRepresentation().absoluteString)\"" }
             return "(\n" + ids.joined(separator: ",\n") + "\n)"
         case .string(let string): return string
+        case .date(let date) where date.timeIntervalSinceReferenceDate.isNaN:
+            // Foundation traps when it describes such a date, and a description must not crash.
+            return "<date of NaN seconds>"
         default:
             return _values[slot].publicValue.map { String(describing: $0) } ?? "nil"
         }

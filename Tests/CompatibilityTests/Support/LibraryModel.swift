@@ -23,10 +23,34 @@ final class Book: NSManagedObject {
     @Managed var title: String?
     @Managed var pages: Int16
     @Managed var format: Format
+    @Managed var tags: [String]
     @Managed var author: Author?
 
     /// Not a model property: a key path through it has no Core Data key.
     var displayTitle: String { "\(title ?? "Untitled") (\(pages) pages)" }
+}
+
+/// A class with designated initializers of its own, as JSQCoreDataKit's model classes have. On Apple platforms the
+/// override of `init(entity:insertInto:)` may be private; here it is `required`, because the framework makes objects
+/// of a class from its metatype (see the porting guide).
+final class Note: NSManagedObject {
+    @Managed var text: String?
+
+    init(text: String, context: NSManagedObjectContext) {
+        super.init(entity: NSEntityDescription.entity(forEntityName: "Note", in: context)!, insertInto: context)
+        self.text = text
+    }
+
+    // `init(entity:insertInto:)` is required here and not on Apple platforms, where the override needs `override`.
+    #if canImport(CoreData)
+    required override init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        super.init(entity: entity, insertInto: context)
+    }
+    #else
+    required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        super.init(entity: entity, insertInto: context)
+    }
+    #endif
 }
 
 enum LibraryModel {
@@ -58,10 +82,15 @@ enum LibraryModel {
         author.properties = [attribute("name", .stringAttributeType), attribute("born", .dateAttributeType), books]
         book.properties = [
             attribute("title", .stringAttributeType), attribute("pages", .integer16AttributeType, default: 0),
-            attribute("format", .integer16AttributeType, default: 0), writtenBy,
+            attribute("format", .integer16AttributeType, default: 0), attribute("tags", .transformableAttributeType),
+            writtenBy,
         ]
+        let note = NSEntityDescription()
+        note.name = "Note"
+        note.managedObjectClassName = NSStringFromClass(Note.self)
+        note.properties = [attribute("text", .stringAttributeType)]
         let model = NSManagedObjectModel()
-        model.entities = [author, book]
+        model.entities = [author, book, note]
         return model
     }
 

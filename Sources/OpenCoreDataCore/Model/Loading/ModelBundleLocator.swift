@@ -1,32 +1,56 @@
-/// Finds model files among a bundle's resources: compiled models (`.momd`, `.mom`), which Xcode builds, and Xcode
-/// model bundles (`.xcdatamodeld`, `.xcdatamodel`), which a SwiftPM package copies as they are (there is no model
-/// compiler on Linux).
+/// Finds model files among a bundle's resources: compiled models (`.momd`, `.mom`), which Xcode and the
+/// `CoreDataModelCodeGenerator` build plugin write, and Xcode model bundles (`.xcdatamodeld`, `.xcdatamodel`), which
+/// a SwiftPM package may copy as they are.
 enum ModelBundleLocator {
     /// The extensions of model files, the preferred first when a bundle holds one model in several forms.
     static let extensions = ["momd", "mom", "xcdatamodeld", "xcdatamodel"]
 
     /// The top-level model files of each bundle; for a model present in several forms, only the preferred one.
+    ///
+    /// On Linux `Bundle(for: SomeClass.self)` is the folder of the binary that holds the class — SwiftPM's build
+    /// folder — while the class's resources are in a resource bundle there (`<Package>_<Target>.resources`). A
+    /// bundle with no model of its own is therefore searched through the resource bundles it contains, so that code
+    /// written as `NSManagedObjectModel.mergedModel(from: [Bundle(for: Self.self)])` finds its model. (Other targets'
+    /// models there are found too, as Apple's framework finds every model of an app's main bundle.)
     static func modelURLs(in bundles: [Bundle]) -> [URL] {
         var result: [URL] = []
         for bundle in bundles {
-            let directory = resourceDirectory(of: bundle)
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
-            var byBaseName: [String: URL] = [:]
-            for name in names.sorted() {
-                let url = directory.appendingPathComponent(name)
-                guard let rank = extensions.firstIndex(of: url.pathExtension.lowercased()) else { continue }
-                let base = url.deletingPathExtension().lastPathComponent
-                if let existing = byBaseName[base],
-                    let existingRank = extensions.firstIndex(of: existing.pathExtension.lowercased()),
-                    existingRank <= rank
-                {
-                    continue
-                }
-                byBaseName[base] = url
+            let own = modelURLs(inDirectory: resourceDirectory(of: bundle))
+            if !own.isEmpty {
+                result += own
+                continue
             }
-            result += byBaseName.keys.sorted().compactMap { byBaseName[$0] }
+            // Several targets of a build may copy one model; each model name is taken once.
+            let directory = resourceDirectory(of: bundle)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            var modelNames: Set<String> = []
+            for name in names.sorted() where name.hasSuffix(".resources") {
+                for url in modelURLs(inDirectory: directory.appendingPathComponent(name))
+                where modelNames.insert(url.deletingPathExtension().lastPathComponent).inserted {
+                    result.append(url)
+                }
+            }
         }
         return result
+    }
+
+    /// The top-level model files of one folder, each model in its preferred form.
+    private static func modelURLs(inDirectory directory: URL) -> [URL] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        var byBaseName: [String: URL] = [:]
+        for name in names.sorted() {
+            let url = directory.appendingPathComponent(name)
+            guard let rank = extensions.firstIndex(of: url.pathExtension.lowercased()) else { continue }
+            let base = url.deletingPathExtension().lastPathComponent
+            if let existing = byBaseName[base],
+                let existingRank = extensions.firstIndex(of: existing.pathExtension.lowercased()),
+                existingRank <= rank
+            {
+                continue
+            }
+            byBaseName[base] = url
+        }
+        return byBaseName.keys.sorted().compactMap { byBaseName[$0] }
     }
 
     /// The model named `name` (`name.momd`, `name.mom`, `name.xcdatamodeld`, `name.xcdatamodel`) in the first of

@@ -10,8 +10,21 @@
 public enum ModelCompiler {
     /// Compiles the model at `source` (`.xcdatamodeld` or `.xcdatamodel`) to `destination` (`.momd` or `.mom`),
     /// replacing what is there. Nothing is written if the model does not load.
-    public static func compile(_ source: URL, to destination: URL) throws {
+    ///
+    /// A class name that Xcode's editor writes relative to the current module (`.Animal`, for "Current Product
+    /// Module") becomes `moduleName.Animal`, as momc makes it with the module Xcode passes; without a module name it
+    /// stays as written.
+    public static func compile(_ source: URL, to destination: URL, moduleName: String? = nil) throws {
         let (versions, current) = try ModelFileLoader.versions(of: source)
+        if let moduleName, !moduleName.isEmpty {
+            for (_, model) in versions {
+                for entity in model.entities {
+                    if let name = entity.managedObjectClassName, name.hasPrefix(".") {
+                        entity.managedObjectClassName = moduleName + name
+                    }
+                }
+            }
+        }
         let fileManager = FileManager.default
         let staging = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent)-\(UUID().uuidString)")

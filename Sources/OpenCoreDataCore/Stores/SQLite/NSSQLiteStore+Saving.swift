@@ -85,9 +85,9 @@ extension NSSQLiteStore {
         try _checkWritable()
         let (connection, mapping) = try _openStore()
         // Each object's root table (found once per run of objects of one entity, compared by identity so as not to
-        // retain and release it for every object), and how many keys each table needs; a model has few tables, so
-        // a short list.
+        // retain and release it for every object), and how many keys each table needs.
         var tables: [(root: Int64, count: Int64, next: Int64)] = []
+        var tableOfRoot: [Int64: Int] = [:]
         var tableOfObject: [Int] = []
         tableOfObject.reserveCapacity(objects.count)
         var last: (entity: ObjectIdentifier, table: Int)?
@@ -105,8 +105,11 @@ extension NSSQLiteStore {
                         + "\(_url?.path ?? "(unknown)")")
             }
             let root = mapped.table.rootNumber
-            let table = tables.firstIndex { $0.root == root } ?? tables.endIndex
-            if table == tables.endIndex { tables.append((root, 0, 0)) }
+            let table = tableOfRoot[root] ?? tables.endIndex
+            if table == tables.endIndex {
+                tableOfRoot[root] = table
+                tables.append((root, 0, 0))
+            }
             tables[table].count += 1
             tableOfObject.append(table)
             last = (ObjectIdentifier(entity), table)
@@ -537,11 +540,11 @@ extension NSSQLiteStore {
         switch write {
         case .attribute(let slot, let type, let attribute):
             guard slot < change.values.count else { return .null }
-            return try SQLiteValueCoding.sqliteValue(change.values[slot], type: type, attribute: attribute)
+            return try _storable(change.values[slot], type: type, attribute: attribute, of: change.object)
         case .derived(_, let type, let attribute):
             let value = attribute._derivationExpression?.expressionValue(with: change.object, context: nil)
             let stored = StoredValue.attributeValue(value, type: type) ?? .null
-            return try SQLiteValueCoding.sqliteValue(stored, type: type, attribute: attribute)
+            return try _storable(stored, type: type, attribute: attribute, of: change.object)
         case .foreignKey(let slot), .foreignEntity(let slot):
             guard slot < change.values.count else { return .null }
             let destination: NSManagedObjectID
@@ -557,6 +560,26 @@ extension NSSQLiteStore {
                 return mapping.entity(destination._entity).map { .integer($0.number) } ?? .null
             }
             return .integer(key)
+        }
+    }
+
+    /// The column value of `value`; one the column would give back as something else (NaN, a decimal with more
+    /// precision than SQLite keeps) is refused as Core Data refuses an invalid value, with the object and the key.
+    private func _storable(
+        _ value: StoredValue, type: NSAttributeType, attribute: NSAttributeDescription, of object: NSManagedObject
+    ) throws -> SQLiteValue {
+        do {
+            return try SQLiteValueCoding.sqliteValue(value, type: type, attribute: attribute)
+        } catch let unstorable as SQLiteValueCoding.UnstorableValue {
+            // Foundation traps when it describes a date of NaN seconds, and errors get described.
+            var shown = value.publicValue
+            if let date = shown as? Date, date.timeIntervalSinceReferenceDate.isNaN { shown = nil }
+            throw object._validationError(
+                NSManagedObjectValidationError, property: attribute, value: shown,
+                message: """
+                    The value of \(attribute._name) of \(object._entity._name ?? "an entity") cannot be saved to the \
+                    SQLite store at \(_url?.path ?? "(unknown)"): \(unstorable.reason).
+                    """)
         }
     }
 

@@ -15,6 +15,8 @@ import Foundation
 ///
 /// A file that is not a store, a damaged or truncated one, or one of a newer format is refused with an error and is
 /// not written to: existing files are read through a read-only connection until they are known to be compatible.
+/// What a process that stopped while saving left is recovered first, as SQLite does for any program that opens the
+/// file: a hot rollback journal is played back, and a write-ahead log completes the main file.
 final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     // Used under the coordinator's lock only; touched for every row read or written, so without the run-time
     // exclusivity checks of class properties (see `NSManagedObject._values`).
@@ -67,7 +69,11 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let path = url.path
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        var size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+        if attributes != nil, size > 0 {
+            // A hot journal is rolled back first (a read-only connection could not), then the header is checked.
+            size = try Self._prepareToRead(url, size: size, timeout: _timeout, emptyIsNew: true)
+        }
         guard attributes != nil, size > 0 else {
             guard !_isReadOnly else {
                 throw coreDataError(
@@ -77,9 +83,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             try _createStore(at: url)
             return
         }
-        try Self._checkHeader(of: url, size: size)
+        let companions = SQLiteCompanionFiles(of: url, mainFileSize: size)
         // An existing file is read through a read-only connection, which cannot change it, until it is known to be
-        // a store this model can use.
+        // a store this model can use. It still recovers a write-ahead log: that only rebuilds the `-shm` index.
         let connection = try _open(url, readOnly: true, create: false)
         do {
             if try connection.tableNames().isEmpty {
@@ -99,13 +105,14 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             _connection = connection
         } catch {
             connection.close()
-            throw Self._coreDataError(error, url: url, action: "opening")
+            throw Self._firstReadError(error, url: url, companions: companions)
         }
     }
 
     /// Refuses a file that is not a SQLite database, or one shorter than its header says (truncated), before SQLite
-    /// opens it.
-    static func _checkHeader(of url: URL, size: Int) throws {
+    /// opens it. The length is not judged when a write-ahead log holds pages: an interrupted checkpoint leaves a
+    /// header that counts pages only the log holds, and SQLite reads them from there.
+    static func _checkHeader(of url: URL, size: Int, companions: SQLiteCompanionFiles) throws {
         func damaged(_ reason: String) -> NSError {
             coreDataError(
                 CocoaError.Code.fileReadCorruptFile.rawValue,
@@ -130,7 +137,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else { throw damaged("its page size is invalid") }
         // The page count is trustworthy when written by the same change as the change counter.
         let pages = integer(28, 4)
-        if pages > 0, integer(24, 4) == integer(92, 4), size < pages * pageSize {
+        if pages > 0, integer(24, 4) == integer(92, 4), size < pages * pageSize, companions.wal == nil {
             throw damaged("it is truncated (\(size) bytes of \(pages * pageSize))")
         }
     }
@@ -146,6 +153,18 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         try mapping.checkIdentifiers(url: url)
         let connection = try _open(url, readOnly: false, create: true)
         do {
+            // An entity hierarchy shares one table: one too wide for SQLite would fail with "too many columns".
+            let limit = Int(sqlite3_limit(connection.handle, SQLITE_LIMIT_COLUMN, -1))
+            if let table = mapping.tables.first(where: { $0.columns.count + 3 > limit }) {
+                throw coreDataError(
+                    NSSQLiteError,
+                    """
+                    The store at \(url.path) cannot be created: the entities stored in table \(table.name) (an \
+                    entity and its subentities share one table) have \(table.columns.count + 3) columns, and SQLite \
+                    allows \(limit); make some of their attributes transient, or split the hierarchy
+                    """,
+                    userInfo: [NSURLErrorKey: url])
+            }
             try connection.execute("PRAGMA auto_vacuum = 2")
             try _applyPragmas(connection)
             let created: Bool = try connection.transaction(immediate: true) {
@@ -397,19 +416,24 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
         let url = try _fileURL(url)
-        try _checkHeader(of: url, size: try _existingFileSize(url, action: "read the metadata of"))
+        // What a crash left is recovered first: read past a hot journal, the metadata could be half of a change.
+        let size = try _prepareToRead(
+            url, size: try _existingFileSize(url, action: "read the metadata of"), timeout: 240)
         let connection = try _inspectionConnection(url)
         defer { connection.close() }
         do {
             return try SQLiteStoreMetadata.read(connection).metadata
         } catch {
+            if let sqlite = error as? SQLiteError, let wal = SQLiteCompanionFiles(of: url, mainFileSize: size).wal {
+                throw sqlite.recoveryError(url: url, companion: wal, action: "reading it with the write-ahead log")
+            }
             throw _coreDataError(error, url: url, action: "reading the metadata of")
         }
     }
 
     override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
         let url = try _fileURL(url)
-        try _checkHeader(of: url, size: try _existingFileSize(url, action: "write the metadata of"))
+        try _prepareToRead(url, size: try _existingFileSize(url, action: "write the metadata of"), timeout: 240)
         let connection = try _connect(url, readOnly: false, create: false, timeout: 240)
         defer { connection.close() }
         do {
@@ -490,7 +514,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         case .notAFile(let kind):
             throw StoreLocation.notAFileError(url, kind: kind, action: "destroy")
         case .regularFile(let size):
-            if size > 0 { try _checkHeader(of: url, size: size) }
+            if size > 0 { try _prepareToRead(url, size: size, timeout: 240) }
         }
         let empty = try _connect(URL(fileURLWithPath: "/dev/null"), readOnly: false, create: true, timeout: 0)
         defer { empty.close() }
@@ -528,10 +552,13 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 "Cannot replace \(destination.path) with a store: it is not a store file",
                 userInfo: [NSURLErrorKey: destination])
         case .regularFile(let size) where size > 0:
-            try _checkHeader(of: destination, size: size)
+            try _prepareToRead(destination, size: size, timeout: 240)
         case .missing, .regularFile:
             break
         }
+        let sourceSize =
+            ((try? FileManager.default.attributesOfItem(atPath: source.path))?[.size] as? NSNumber)?.intValue ?? 0
+        try _prepareToRead(source, size: sourceSize, timeout: 240)
         let from = try _connect(source, readOnly: true, create: false, timeout: 240)
         defer { from.close() }
         do {

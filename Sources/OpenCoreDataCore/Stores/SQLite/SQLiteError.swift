@@ -30,32 +30,60 @@ struct SQLiteError: Error, CustomStringConvertible {
     /// Core Data's code, a message, the SQLite code under `NSSQLiteErrorDomain` (as Apple reports it) and the
     /// SQLite error as the underlying error.
     func coreDataError(url: URL?, action: String) -> NSError {
-        let path = url?.path ?? "(unknown)"
-        let code: Int
-        let reason: String
+        let (code, reason) = classification(path: url?.path ?? "(unknown)")
+        return coreDataError_(
+            code, "\(reason) while \(action) (SQLite \(extendedCode): \(message))", userInfo(url: url))
+    }
+
+    /// The Core Data error for this SQLite error, raised while SQLite recovered the store at `url` with `companion`,
+    /// the journal or write-ahead log that a process stopped while writing may have left: the message names both
+    /// files and gives SQLite's reason, and the companion's path is under `NSFilePathErrorKey`.
+    func recoveryError(url: URL, companion: URL, action: String) -> NSError {
+        var (code, _) = classification(path: url.path)
+        // A file SQLite cannot open or read while recovering is a file that cannot be read, as for Apple's framework.
+        if self.code == SQLITE_IOERR { code = CocoaError.Code.fileReadUnknown.rawValue }
+        var userInfo = userInfo(url: url)
+        userInfo[NSFilePathErrorKey] = companion.path
+        return coreDataError_(
+            code,
+            """
+            The store at \(url.path) cannot be opened: SQLite refused it while \(action) \(companion.path) \
+            (SQLite \(extendedCode): \(message))
+            """,
+            userInfo)
+    }
+
+    /// Core Data's code for this error, and what it means for the store at `path`.
+    private func classification(path: String) -> (code: Int, reason: String) {
         switch self.code {
         case SQLITE_NOTADB, SQLITE_CORRUPT:
-            code = CocoaError.Code.fileReadCorruptFile.rawValue
-            reason = "The file at \(path) is not a SQLite store or is damaged"
+            return (
+                CocoaError.Code.fileReadCorruptFile.rawValue, "The file at \(path) is not a SQLite store or is damaged"
+            )
         case SQLITE_BUSY, SQLITE_LOCKED:
-            code = NSPersistentStoreTimeoutError
-            reason = "The store at \(path) stayed busy (locked by another connection) past its timeout"
+            return (
+                NSPersistentStoreTimeoutError,
+                "The store at \(path) stayed busy (locked by another connection) past its timeout"
+            )
         case SQLITE_FULL:
-            code = CocoaError.Code.fileWriteOutOfSpace.rawValue
-            reason = "The disk holding the store at \(path) is full"
+            return (CocoaError.Code.fileWriteOutOfSpace.rawValue, "The disk holding the store at \(path) is full")
         case SQLITE_READONLY, SQLITE_PERM:
-            code = CocoaError.Code.fileWriteNoPermission.rawValue
-            reason = "The store at \(path) cannot be written"
+            return (CocoaError.Code.fileWriteNoPermission.rawValue, "The store at \(path) cannot be written")
         case SQLITE_CANTOPEN:
-            code = NSPersistentStoreOpenError
-            reason = "The store file at \(path) cannot be opened"
+            // As Apple's framework reports a file SQLite cannot open: NSFileReadUnknownError with the SQLite code.
+            return (CocoaError.Code.fileReadUnknown.rawValue, "The store file at \(path) cannot be opened")
         case SQLITE_CONSTRAINT:
-            code = NSManagedObjectConstraintMergeError
-            reason = "A save to the store at \(path) violates a uniqueness constraint"
+            return (
+                NSManagedObjectConstraintMergeError, "A save to the store at \(path) violates a uniqueness constraint"
+            )
         default:
-            code = NSSQLiteError
-            reason = "SQLite failed while \(action) the store at \(path)"
+            return (NSSQLiteError, "SQLite failed with the store at \(path)")
         }
+    }
+
+    /// SQLite's code under `NSSQLiteErrorDomain` (as Apple reports it), the SQLite error as the underlying error, the
+    /// store's URL and the statement.
+    private func userInfo(url: URL?) -> [String: Any] {
         var userInfo: [String: Any] = [
             NSSQLiteErrorDomain: Int(extendedCode),
             NSUnderlyingErrorKey: NSError(
@@ -64,7 +92,7 @@ struct SQLiteError: Error, CustomStringConvertible {
         ]
         if let url { userInfo[NSURLErrorKey] = url }
         if let sql { userInfo["NSSQLiteStatement"] = sql }
-        return coreDataError_(code, "\(reason) while \(action) (SQLite \(extendedCode): \(message))", userInfo)
+        return userInfo
     }
 }
 

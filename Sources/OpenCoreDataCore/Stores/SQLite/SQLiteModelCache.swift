@@ -22,9 +22,41 @@ enum SQLiteModelCache {
         }
     }
 
+    /// The most inherited properties the cache archives again. The cache archives each inherited property once
+    /// more in every subentity, so that a hierarchy of depth n holds n²/2 property archives: a chain of 5,000
+    /// entities with a property each would take minutes and gigabytes to cache.
+    static let inheritedPropertyLimit = 100_000
+
     /// Fills the table of a new store with `model`. A model that cannot be archived (one with a block predicate,
-    /// which Apple's framework cannot archive either) leaves the table empty: the store works without its cache.
+    /// which Apple's framework cannot archive either), or whose hierarchies hold more than
+    /// `inheritedPropertyLimit` inherited properties, leaves the table empty: the store works without its cache.
     static func write(_ model: NSManagedObjectModel, to connection: SQLiteConnection) throws {
+        // Counted from the declarations (an entity's cache would be made for every entity to count them).
+        var inheritedByEntity: [ObjectIdentifier: Int] = [:]
+        func inheritedCount(_ entity: NSEntityDescription) -> Int {
+            var chain: [NSEntityDescription] = []
+            var current = entity._superentity
+            var count = 0
+            while let ancestor = current {
+                if let known = inheritedByEntity[ObjectIdentifier(ancestor)] {
+                    count = known + ancestor._ownProperties.count
+                    break
+                }
+                chain.append(ancestor)
+                current = ancestor._superentity
+            }
+            for ancestor in chain.reversed() {
+                inheritedByEntity[ObjectIdentifier(ancestor)] = count
+                count += ancestor._ownProperties.count
+            }
+            inheritedByEntity[ObjectIdentifier(entity)] = count
+            return count
+        }
+        var inherited = 0
+        for entity in model._entities {
+            inherited += inheritedCount(entity)
+            if inherited > inheritedPropertyLimit { return }
+        }
         guard let content = try? content(for: model) else { return }
         try connection.statement("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(content)])
     }

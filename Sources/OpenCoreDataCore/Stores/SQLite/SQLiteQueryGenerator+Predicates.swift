@@ -4,9 +4,9 @@ import Foundation
 //
 // - A comparison yields 1, 0 or NULL; NOT is `(…) IS NOT 1`, so that a NULL (a missing value) negates to true as
 //   it does in memory. Equality is NULL-safe where memory treats nil as a value (`IS`, `IS NOT`).
-// - `[c]`, `[d]` and `[cd]` fold both sides with `ocd_fold`, which calls the evaluator's folding. BEGINSWITH and
-//   ENDSWITH become GLOB patterns (escaped, so `*`, `?` and `[` in values stay literal); CONTAINS, LIKE and MATCHES
-//   call `ocd_compare`, the evaluator's own operator.
+// - `[c]`, `[d]` and `[cd]` fold both sides with `ocd_fold`, which calls the evaluator's folding. BEGINSWITH becomes
+//   a GLOB pattern (escaped, so `*`, `?` and `[` in values stay literal) and ENDSWITH a comparison of UTF-8 bytes,
+//   which text containing NUL needs; CONTAINS, LIKE and MATCHES call `ocd_compare`, the evaluator's own operator.
 // - Constants of a kind a column can never match (a string against a number) fold to 0 or 1 here, because SQLite's
 //   type affinity would otherwise convert them and match.
 // - ANY/ALL over to-many relationships become EXISTS/NOT EXISTS subqueries; `@count`, `@sum`, `@avg`, `@min`,
@@ -207,11 +207,18 @@ extension SQLiteQueryGenerator {
             guard kind == .string, let string = PredicateValueComparison.string(constant), !string.isEmpty else {
                 return "0"
             }
-            // A GLOB pattern of literal characters tests the prefix (suffix) code point by code point — byte by
-            // byte in UTF-8, as the evaluator does — and lets SQLite use an index for a prefix.
-            let literal = Self.globEscaped(folds ? PredicateStringFolding.fold(string, options: options) : string)
-            let pattern = type == .beginsWith ? literal + "*" : "*" + literal
-            return "\(column) GLOB \(context.bind(.text(pattern)))"
+            let affix = folds ? PredicateStringFolding.fold(string, options: options) : string
+            // SQLite's GLOB (like its LIKE and substr of text) reads text up to its first NUL. A prefix without NUL
+            // still answers right: a value whose first NUL comes before the prefix's length cannot begin with it.
+            // So a prefix without NUL becomes a GLOB pattern of literal characters, which tests it byte by byte in
+            // UTF-8 as the evaluator does and lets SQLite use an index; anything else compares the UTF-8 bytes.
+            if type == .beginsWith, !affix.utf8.contains(0) {
+                return "\(column) GLOB \(context.bind(.text(Self.globEscaped(affix) + "*")))"
+            }
+            let bytes = Data(affix.utf8)
+            let start = context.bind(.integer(type == .beginsWith ? 1 : -Int64(bytes.count)))
+            return "substr(CAST(\(column) AS BLOB), \(start), \(context.bind(.integer(Int64(bytes.count))))) = "
+                + context.bind(.blob(bytes))
         case .customSelector:
             throw SQLiteUntranslatable("a custom selector")
         }

@@ -93,13 +93,13 @@ struct SQLiteQueryGenerator {
     ) {
         let entity = scope.entity
         var conditions: [String] = []
-        let kinds = includesSubentities ? entity.kindNumbers : [entity.number]
-        let tableKinds = context.mapping.entities.filter { $0.table === entity.table }.map(\.number)
-        if Set(kinds) != Set(tableKinds) {
+        let kinds = includesSubentities ? entity.kindNumbers : entity.number...entity.number
+        // The table holds its root entity's kinds; a range of numbers is a subtree (see `kindNumbers`).
+        if kinds != context.mapping.entity(number: entity.table.rootNumber)?.kindNumbers {
             conditions.append(
                 kinds.count == 1
-                    ? "\(scope.alias).Z_ENT = \(kinds[0])"
-                    : "\(scope.alias).Z_ENT IN (\(kinds.map(String.init).joined(separator: ", ")))")
+                    ? "\(scope.alias).Z_ENT = \(kinds.lowerBound)"
+                    : "\(scope.alias).Z_ENT BETWEEN \(kinds.lowerBound) AND \(kinds.upperBound)")
         }
         var untranslatable: [String] = []
         if let predicate {

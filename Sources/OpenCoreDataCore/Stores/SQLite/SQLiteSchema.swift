@@ -63,9 +63,28 @@ struct SQLiteColumn {
         case order(NSRelationshipDescription)
     }
 
+    /// A role as a dictionary key: its kind and the identity of its description.
+    struct RoleKey: Hashable {
+        let kind: UInt8
+        let description: ObjectIdentifier
+    }
+
     let name: String
     let type: SQLiteColumnType
     let role: Role
+}
+
+extension SQLiteColumn.Role {
+    var key: SQLiteColumn.RoleKey {
+        switch self {
+        case .attribute(let attribute): return .init(kind: 0, description: ObjectIdentifier(attribute))
+        case .foreignKey(let relationship): return .init(kind: 1, description: ObjectIdentifier(relationship))
+        case .foreignEntity(let relationship): return .init(kind: 2, description: ObjectIdentifier(relationship))
+        // Found through the to-many relationship whose positions it holds (the inverse of the one it names).
+        case .order(let inverse):
+            return .init(kind: 3, description: ObjectIdentifier(inverse._inverseRelationship ?? inverse))
+        }
+    }
 }
 
 /// The table of one entity hierarchy.
@@ -75,6 +94,9 @@ final class SQLiteTable {
     /// The columns after `Z_PK`, `Z_ENT` and `Z_OPT`, in table order.
     private(set) var columns: [SQLiteColumn] = []
     private(set) var columnIndex: [String: Int] = [:]
+    /// The column of each attribute, foreign key, foreign entity and position, by the description it stores (a
+    /// search of the columns for every slot of every entity made a deep hierarchy cubic).
+    private(set) var columnByRole: [SQLiteColumn.RoleKey: Int] = [:]
     /// Whether several entities share the table (and so `Z_ENT` is indexed).
     var isShared = false
 
@@ -141,6 +163,8 @@ final class SQLiteTable {
     func setColumns(_ columns: [SQLiteColumn]) {
         self.columns = columns
         columnIndex = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1.name, $0) })
+        columnByRole = Dictionary(
+            columns.enumerated().map { ($1.role.key, $0) }, uniquingKeysWith: { first, _ in first })
         selectListT0 = nil
         selectListT0 = selectList(alias: "t0")
         selectByPrimaryKeySQL = "SELECT \(selectList(alias: "t0")) FROM \(name) t0 WHERE t0.Z_PK = ?"
@@ -200,30 +224,68 @@ final class SQLiteEntityMapping {
     let number: Int64
     let superNumber: Int64
     let table: SQLiteTable
-    /// This entity's number and its subentities' (recursively).
-    var kindNumbers: [Int64] = []
+    /// This entity's number and its subentities' (recursively): entities are numbered depth first, so they are
+    /// the numbers from its own to that of its last descendant.
+    var kindNumbers: ClosedRange<Int64> { number...lastDescendantNumber }
+    var lastDescendantNumber: Int64 = 0
+
+    // Where each slot lives, laid out when the entity is first used: a slot per property, inherited ones included,
+    // so that laying out every entity of a deep hierarchy would grow with its depth squared. Used under the
+    // coordinator's lock, like the rest of the store.
+    private var _slots: [Slot] = []
+    private var _unstoredSlots: [Int] = []
+    private var _readPlan: [(slot: Int, column: Int32)] = []
+    private var _readSteps: [SQLiteReadStep] = []
+    private var _toManySlots: [Int] = []
+    private var isLaidOut = false
+    /// The mapping that lays the entity out (and holds it).
+    unowned var owner: SQLiteModelMapping?
+
     /// One entry per slot of `entity._caches.slots`.
-    var slots: [Slot] = [] {
-        didSet {
-            unstoredSlots = slots.indices.filter {
-                if case .none = slots[$0] { return true }
-                return false
-            }
-        }
+    var slots: [Slot] {
+        layOutIfNeeded()
+        return _slots
     }
     /// The slots that are not stored (transient and fetched properties).
-    private(set) var unstoredSlots: [Int] = []
+    var unstoredSlots: [Int] {
+        layOutIfNeeded()
+        return _unstoredSlots
+    }
     /// The slots read from a fetched row: (slot, column offset in the select list).
-    var readPlan: [(slot: Int, column: Int32)] = [] {
-        didSet {
-            readSteps = readPlan.map { SQLiteReadStep(slot: $0.slot, column: $0.column, storage: slots[$0.slot]) }
-        }
+    var readPlan: [(slot: Int, column: Int32)] {
+        layOutIfNeeded()
+        return _readPlan
     }
     /// `readPlan` with what each column holds, as plain values: decoding a row switches on them instead of
     /// copying `slots`' payloads (and retaining their descriptions) for every column of every row.
-    private(set) var readSteps: [SQLiteReadStep] = []
+    var readSteps: [SQLiteReadStep] {
+        layOutIfNeeded()
+        return _readSteps
+    }
     /// The slots of to-many relationships (stored as faults in rows).
-    var toManySlots: [Int] = []
+    var toManySlots: [Int] {
+        layOutIfNeeded()
+        return _toManySlots
+    }
+
+    @inline(__always)
+    private func layOutIfNeeded() {
+        if !isLaidOut { layOut() }
+    }
+
+    private func layOut() {
+        guard let owner else { preconditionFailure("The mapping of entity '\(name)' is used without its model's") }
+        isLaidOut = true
+        let (slots, readPlan, toManySlots) = owner.slots(of: self)
+        _slots = slots
+        _unstoredSlots = slots.indices.filter {
+            if case .none = slots[$0] { return true }
+            return false
+        }
+        _readPlan = readPlan
+        _readSteps = readPlan.map { SQLiteReadStep(slot: $0.slot, column: $0.column, storage: slots[$0.slot]) }
+        _toManySlots = toManySlots
+    }
 
     init(entity: NSEntityDescription, number: Int64, superNumber: Int64, table: SQLiteTable) {
         self.entity = entity
@@ -316,6 +378,8 @@ final class SQLiteModelMapping {
     private let byIdentity: [ObjectKey: SQLiteEntityMapping]
     /// `joinColumns(holdingKeysOf:)` of every table, by table name.
     private var joinColumnsByTable: [String: [(table: String, column: String)]] = [:]
+    /// The join of each to-many relationship stored in a join table, by relationship.
+    private let joins: [ObjectIdentifier: SQLiteJoin]
 
     /// The mapping of `configuration`'s entities of `model`.
     init(model: NSManagedObjectModel, configuration: String?) {
@@ -327,13 +391,23 @@ final class SQLiteModelMapping {
         // Number the entities depth-first, siblings by name.
         var ordered: [(entity: NSEntityDescription, superNumber: Int64, root: NSEntityDescription)] = []
         var numbers: [ObjectIdentifier: Int64] = [:]
-        func visit(_ entity: NSEntityDescription, superNumber: Int64, root: NSEntityDescription) {
-            ordered.append((entity, superNumber, root))
-            let number = Int64(ordered.count)
-            numbers[ObjectIdentifier(entity)] = number
-            let children = entity._subentities.filter { memberSet.contains(ObjectIdentifier($0)) }
-            for child in children.sorted(by: byEntityName) {
-                visit(child, superNumber: number, root: root)
+        var lastDescendant: [ObjectIdentifier: Int64] = [:]
+        // Iteratively: a hierarchy may be deeper than the stack allows recursion.
+        func visit(_ top: NSEntityDescription, root: NSEntityDescription) {
+            var stack: [(entity: NSEntityDescription, superNumber: Int64, leaving: Bool)] = [(top, 0, false)]
+            while let (entity, superNumber, leaving) = stack.popLast() {
+                if leaving {
+                    lastDescendant[ObjectIdentifier(entity)] = Int64(ordered.count)
+                    continue
+                }
+                ordered.append((entity, superNumber, root))
+                let number = Int64(ordered.count)
+                numbers[ObjectIdentifier(entity)] = number
+                stack.append((entity, superNumber, true))
+                let children = entity._subentities.filter { memberSet.contains(ObjectIdentifier($0)) }
+                for child in children.sorted(by: byEntityName).reversed() {
+                    stack.append((child, number, false))
+                }
             }
         }
         let roots = members.filter { entity in
@@ -341,7 +415,7 @@ final class SQLiteModelMapping {
             return !memberSet.contains(ObjectIdentifier(parent))
         }
         for root in roots.sorted(by: byEntityName) {
-            visit(root, superNumber: 0, root: root)
+            visit(root, root: root)
         }
 
         var tablesByRoot: [ObjectIdentifier: SQLiteTable] = [:]
@@ -380,8 +454,10 @@ final class SQLiteModelMapping {
         }
 
         // Columns, table by table.
+        var entitiesByTable: [ObjectIdentifier: [SQLiteEntityMapping]] = [:]
+        for entity in entities { entitiesByTable[ObjectIdentifier(entity.table), default: []].append(entity) }
         for table in tables {
-            let members = entities.filter { $0.table === table }
+            let members = entitiesByTable[ObjectIdentifier(table)] ?? []
             var pending: [(rank: Int, order: Int, column: SQLiteColumn)] = []
             var used = Set<String>(["Z_PK", "Z_ENT", "Z_OPT"])
             func unique(_ base: String) -> String {
@@ -393,9 +469,21 @@ final class SQLiteModelMapping {
             func add(_ name: String, _ type: SQLiteColumnType, _ role: SQLiteColumn.Role) {
                 pending.append((type.rank, pending.count, SQLiteColumn(name: name, type: type, role: role)))
             }
+            // The names the entity's ancestors declare: the members come depth first, each after its superentity,
+            // so a stack of the names each ancestor adds (an entity's cache would be made for every entity).
+            var ancestors: [(entity: NSEntityDescription, names: [String])] = []
+            var declared: [String: Int] = [:]
             for mapping in members {
-                let inherited = Set(mapping.entity._superentity?._caches.slotByName.keys.map { $0 } ?? [])
-                let own = mapping.entity._ownProperties.filter { !inherited.contains($0._name) }
+                while let last = ancestors.last, last.entity !== mapping.entity._superentity {
+                    for name in ancestors.removeLast().names {
+                        declared[name, default: 1] -= 1
+                        if declared[name] == 0 { declared[name] = nil }
+                    }
+                }
+                let own = mapping.entity._ownProperties.filter { declared[$0._name] == nil }
+                let names = mapping.entity._ownProperties.map(\._name)
+                for name in names { declared[name, default: 0] += 1 }
+                ancestors.append((mapping.entity, names))
                 for case let attribute as NSAttributeDescription in own where !attribute._isTransient {
                     add(
                         unique("Z" + attribute._name.uppercased()), SQLiteColumnType(attribute._attributeType),
@@ -473,103 +561,99 @@ final class SQLiteModelMapping {
         }
         self.joinTables = joinTables
         self.sharedJoinTable = sharedJoinTable
+        self.joins = joins
 
-        // Slots.
+        // Derived counts, from each entity's own derived attributes; slots are laid out when first used.
         var derivedCounts: [SQLiteDerivedCount] = []
         for mapping in entities {
-            let table = mapping.table
-            var kinds: [Int64] = []
-            func collect(_ entity: NSEntityDescription) {
-                guard let number = numbers[ObjectIdentifier(entity)] else { return }
-                kinds.append(number)
-                for child in entity._subentities { collect(child) }
+            mapping.lastDescendantNumber = lastDescendant[ObjectIdentifier(mapping.entity)] ?? mapping.number
+            for case let derived as NSDerivedAttributeDescription in mapping.entity._ownProperties
+            where !derived._isTransient && Self.columnIndex(forAttribute: derived, in: mapping.table) != nil {
+                if let count = Self.derivedCount(derived, in: mapping, table: mapping.table, byName: lookup) {
+                    derivedCounts.append(count)
+                }
             }
-            collect(mapping.entity)
-            mapping.kindNumbers = kinds
+        }
+        self.derivedCounts = derivedCounts
+        joinColumnsByTable = Self.joinColumnsByTable(entities, joins: joins)
+        for mapping in entities { mapping.owner = self }
+    }
 
-            let layout = mapping.entity._caches
-            var slots: [SQLiteEntityMapping.Slot] = []
-            var readPlan: [(Int, Int32)] = []
-            var toManySlots: [Int] = []
-            for (index, slot) in layout.slots.enumerated() {
-                switch slot.property {
-                case let relationship as NSRelationshipDescription where !relationship._isTransient:
-                    if relationship.isToMany {
-                        let storage: SQLiteToManyStorage
-                        if let join = joins[ObjectIdentifier(relationship)] {
-                            storage = .join(join)
-                        } else if let inverse = relationship._inverseRelationship,
-                            let destination = relationship._destinationEntity.flatMap({ lookup[$0._name ?? ""] }),
-                            let foreignKey = Self.column(for: inverse, role: "fk", in: destination.table)
-                        {
-                            storage = .foreignKey(
-                                table: destination.table, column: foreignKey,
-                                orderColumn: relationship._isOrdered
-                                    ? Self.column(for: inverse, role: "order", in: destination.table) : nil)
-                        } else {
-                            slots.append(.none)
-                            continue
-                        }
-                        slots.append(.toMany(storage, relationship: relationship))
-                        toManySlots.append(index)
-                    } else if let foreignKey = Self.columnIndex(for: relationship, role: "fk", in: table) {
-                        slots.append(
-                            .toOne(
-                                foreignKey: foreignKey,
-                                entityColumn: Self.columnIndex(for: relationship, role: "entity", in: table),
-                                relationship: relationship))
-                        readPlan.append((index, Int32(foreignKey + 3)))
+    /// Where each slot of `mapping`'s entity lives: the slots, the read plan and the to-many slots.
+    fileprivate func slots(of mapping: SQLiteEntityMapping) -> (
+        slots: [SQLiteEntityMapping.Slot], readPlan: [(slot: Int, column: Int32)], toManySlots: [Int]
+    ) {
+        let table = mapping.table
+        let lookup = byName
+        let layout = mapping.entity._caches
+        var slots: [SQLiteEntityMapping.Slot] = []
+        slots.reserveCapacity(layout.slots.count)
+        var readPlan: [(slot: Int, column: Int32)] = []
+        var toManySlots: [Int] = []
+        for (index, slot) in layout.slots.enumerated() {
+            switch slot.property {
+            case let relationship as NSRelationshipDescription where !relationship._isTransient:
+                if relationship.isToMany {
+                    let storage: SQLiteToManyStorage
+                    if let join = joins[ObjectIdentifier(relationship)] {
+                        storage = .join(join)
+                    } else if let inverse = relationship._inverseRelationship,
+                        let destination = relationship._destinationEntity.flatMap({ lookup[$0._name ?? ""] }),
+                        let foreignKey = Self.column(for: inverse, role: "fk", in: destination.table)
+                    {
+                        storage = .foreignKey(
+                            table: destination.table, column: foreignKey,
+                            orderColumn: relationship._isOrdered
+                                ? Self.column(for: inverse, role: "order", in: destination.table) : nil)
                     } else {
-                        slots.append(.none)
-                    }
-                case let attribute as NSAttributeDescription where !attribute._isTransient:
-                    guard let column = Self.columnIndex(forAttribute: attribute, in: table) else {
                         slots.append(.none)
                         continue
                     }
-                    if let derived = attribute as? NSDerivedAttributeDescription {
-                        slots.append(.derived(column: column, type: attribute._attributeType, attribute: attribute))
-                        if attribute._entity === mapping.entity,
-                            let count = Self.derivedCount(derived, in: mapping, table: table, byName: lookup)
-                        {
-                            derivedCounts.append(count)
-                        }
-                    } else {
-                        slots.append(.attribute(column: column, type: attribute._attributeType, attribute: attribute))
-                    }
-                    readPlan.append((index, Int32(column + 3)))
-                default:
+                    slots.append(.toMany(storage, relationship: relationship))
+                    toManySlots.append(index)
+                } else if let foreignKey = Self.columnIndex(for: relationship, role: "fk", in: table) {
+                    slots.append(
+                        .toOne(
+                            foreignKey: foreignKey,
+                            entityColumn: Self.columnIndex(for: relationship, role: "entity", in: table),
+                            relationship: relationship))
+                    readPlan.append((index, Int32(foreignKey + 3)))
+                } else {
                     slots.append(.none)
                 }
+            case let attribute as NSAttributeDescription where !attribute._isTransient:
+                guard let column = Self.columnIndex(forAttribute: attribute, in: table) else {
+                    slots.append(.none)
+                    continue
+                }
+                if attribute is NSDerivedAttributeDescription {
+                    slots.append(.derived(column: column, type: attribute._attributeType, attribute: attribute))
+                } else {
+                    slots.append(.attribute(column: column, type: attribute._attributeType, attribute: attribute))
+                }
+                readPlan.append((index, Int32(column + 3)))
+            default:
+                slots.append(.none)
             }
-            mapping.slots = slots
-            mapping.readPlan = readPlan
-            mapping.toManySlots = toManySlots
         }
-        self.derivedCounts = derivedCounts
-        for table in tables {
-            joinColumnsByTable[table.name] = _joinColumns(holdingKeysOf: table)
-        }
+        return (slots, readPlan, toManySlots)
     }
 
     private static func columnIndex(forAttribute attribute: NSAttributeDescription, in table: SQLiteTable) -> Int? {
-        table.columns.firstIndex { column in
-            if case .attribute(let candidate) = column.role { return candidate === attribute }
-            return false
-        }
+        table.columnByRole[SQLiteColumn.Role.attribute(attribute).key]
     }
 
     private static func columnIndex(
         for relationship: NSRelationshipDescription, role: String, in table: SQLiteTable
     ) -> Int? {
-        table.columns.firstIndex { column in
-            switch (column.role, role) {
-            case (.foreignKey(let candidate), "fk"): return candidate === relationship
-            case (.foreignEntity(let candidate), "entity"): return candidate === relationship
-            case (.order(let candidate), "order"): return candidate._inverseRelationship === relationship
-            default: return false
-            }
+        let kind: UInt8
+        switch role {
+        case "fk": kind = 1
+        case "entity": kind = 2
+        case "order": kind = 3
+        default: return nil
         }
+        return table.columnByRole[SQLiteColumn.RoleKey(kind: kind, description: ObjectIdentifier(relationship))]
     }
 
     private static func column(for relationship: NSRelationshipDescription, role: String, in table: SQLiteTable)
@@ -610,18 +694,23 @@ final class SQLiteModelMapping {
         joinColumnsByTable[table.name] ?? []
     }
 
-    private func _joinColumns(holdingKeysOf table: SQLiteTable) -> [(table: String, column: String)] {
-        var columns: [(table: String, column: String)] = []
+    /// `joinColumns(holdingKeysOf:)` of every table, in one pass over the relationships the entities declare (a
+    /// subentity's inherited relationships use its superentity's joins, in the same table).
+    private static func joinColumnsByTable(
+        _ entities: [SQLiteEntityMapping], joins: [ObjectIdentifier: SQLiteJoin]
+    ) -> [String: [(table: String, column: String)]] {
+        var columns: [String: [(table: String, column: String)]] = [:]
+        var seen = Set<[String]>()
+        func add(_ table: String, _ join: String, _ column: String) {
+            guard seen.insert([table, join, column]).inserted else { return }
+            columns[table, default: []].append((join, column))
+        }
         for entity in entities {
-            for case .toMany(.join(let join), _) in entity.slots {
-                if entity.table === table, !columns.contains(where: { $0 == (join.table, join.sourceColumn) }) {
-                    columns.append((join.table, join.sourceColumn))
-                }
-                if join.destinationTable == table.name,
-                    !columns.contains(where: { $0 == (join.table, join.destinationColumn) })
-                {
-                    columns.append((join.table, join.destinationColumn))
-                }
+            for case let relationship as NSRelationshipDescription in entity.entity._ownProperties
+            where relationship.isToMany && !relationship._isTransient {
+                guard let join = joins[ObjectIdentifier(relationship)] else { continue }
+                add(entity.table.name, join.table, join.sourceColumn)
+                add(join.destinationTable, join.table, join.destinationColumn)
             }
         }
         return columns

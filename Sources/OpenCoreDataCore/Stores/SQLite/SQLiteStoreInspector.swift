@@ -32,7 +32,8 @@ package enum SQLiteStoreInspector {
                 CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
                 userInfo: [NSURLErrorKey: url])
         }
-        try NSSQLiteStore._checkHeader(of: url, size: size)
+        // The inspector writes nothing: a store that a crash left with a hot journal is refused until it is opened.
+        try NSSQLiteStore._prepareToRead(url, size: size, timeout: 10, recover: false)
         let connection = try NSSQLiteStore._inspectionConnection(url)
         defer { connection.close() }
         do {

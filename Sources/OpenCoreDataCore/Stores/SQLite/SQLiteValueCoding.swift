@@ -4,7 +4,25 @@ import Foundation
 /// Core Data's encodings of attribute values in SQLite columns: integers and booleans (0/1) as INTEGER, dates as
 /// seconds since 2001-01-01 (REAL), decimals as NUMERIC, UUIDs as 16-byte blobs, URIs as text, transformable values
 /// as the data their value transformer makes.
+///
+/// A value that a column would give back as something else is refused (`UnstorableValue`): NaN, which SQLite stores
+/// as NULL, and a decimal that neither a 64-bit integer nor a double holds exactly (a DECIMAL column keeps nothing
+/// else, on Apple's platforms too). Infinities are kept, as SQLite REAL values.
 enum SQLiteValueCoding {
+    /// Why a value cannot be stored as it is; the store reports it as a validation error of the object.
+    struct UnstorableValue: Error {
+        let reason: String
+
+        static let notANumber = UnstorableValue(
+            reason: "it is NaN (not a number), which SQLite stores as NULL, so that it would read back as nil")
+        static let decimalPrecision = UnstorableValue(
+            reason: """
+                a SQLite store keeps a decimal number as a 64-bit integer or a double (as Core Data does on Apple \
+                platforms), and neither holds this one exactly; round it, for example with NSDecimalRound, to at \
+                most 15 significant digits
+                """)
+    }
+
     /// Reads column `column` of the current row as a value of `type`, straight from `sqlite3_column_*`.
     static func read(
         _ statement: SQLiteStatement, column: Int32, type: NSAttributeType, attribute: NSAttributeDescription
@@ -29,7 +47,7 @@ enum SQLiteValueCoding {
             let decimal: Decimal?
             switch storage {
             case SQLITE_INTEGER: decimal = Decimal(statement.int64(column))
-            case SQLITE_FLOAT: decimal = Decimal(string: "\(statement.double(column))", locale: posix)
+            case SQLITE_FLOAT: decimal = Self.decimal(statement.double(column))
             default: decimal = Decimal(string: statement.text(column), locale: posix)
             }
             return decimal.map { .boxed(AnyBox($0)) } ?? .null
@@ -61,6 +79,22 @@ enum SQLiteValueCoding {
 
     private static let posix = Locale(identifier: "en_US_POSIX")
 
+    /// The decimal a REAL column value reads as: the shortest decimal that names the double.
+    static func decimal(_ number: Double) -> Decimal? {
+        guard number.isFinite else { return nil }
+        return Decimal(string: "\(number)", locale: posix)
+    }
+
+    /// The column value for a decimal: an integer if it is a whole number a 64-bit integer holds, else a double; a
+    /// decimal that would read back as another number is refused.
+    static func storedDecimal(_ decimal: Decimal) throws(UnstorableValue) -> SQLiteValue {
+        guard !decimal.isNaN else { throw .notANumber }
+        let text = NSDecimalNumber(decimal: decimal).stringValue
+        if let integer = Int64(text) { return .integer(integer) }
+        guard let number = Double(text), Self.decimal(number) == decimal else { throw .decimalPrecision }
+        return .real(number)
+    }
+
     private static func uuid(from statement: SQLiteStatement, column: Int32) -> UUID? {
         guard sqlite3_column_bytes(statement.handle, column) == 16,
             let pointer = sqlite3_column_blob(statement.handle, column)
@@ -87,13 +121,13 @@ enum SQLiteValueCoding {
         case (.int(let number), .integer16AttributeType), (.int(let number), .integer32AttributeType),
             (.int(let number), .integer64AttributeType):
             statement.bind(number, at: index)
-        case (.double(let number), .doubleAttributeType):
+        case (.double(let number), .doubleAttributeType) where !number.isNaN:
             statement.bind(number, at: index)
         case (.string(let string), _):
             statement.bind(string, at: index)
         case (.data(let data), _):
             statement.bind(data, at: index)
-        case (.date(let date), _):
+        case (.date(let date), _) where !date.timeIntervalSinceReferenceDate.isNaN:
             statement.bind(date.timeIntervalSinceReferenceDate, at: index)
         case (.bool(let flag), _):
             statement.bind(Int64(flag ? 1 : 0), at: index)
@@ -103,7 +137,8 @@ enum SQLiteValueCoding {
         return true
     }
 
-    /// The column value for `value` of an attribute of `type`.
+    /// The column value for `value` of an attribute of `type`; throws `UnstorableValue` for a value the column would
+    /// give back as something else.
     static func sqliteValue(_ value: StoredValue, type: NSAttributeType, attribute: NSAttributeDescription) throws
         -> SQLiteValue
     {
@@ -119,16 +154,19 @@ enum SQLiteValueCoding {
         case .bool(let flag):
             return .integer(flag ? 1 : 0)
         case .double(let number):
+            guard !number.isNaN else { throw UnstorableValue.notANumber }
             switch type {
             case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
                 return .integer(Int64(exactly: number.rounded(.towardZero)) ?? 0)
             default: return .real(number)
             }
         case .float(let number):
+            guard !number.isNaN else { throw UnstorableValue.notANumber }
             return .real(Double(number))
         case .string(let string):
             return .text(string)
         case .date(let date):
+            guard !date.timeIntervalSinceReferenceDate.isNaN else { throw UnstorableValue.notANumber }
             return .real(date.timeIntervalSinceReferenceDate)
         case .data(let data):
             return .blob(data)
@@ -139,8 +177,15 @@ enum SQLiteValueCoding {
         case .boxed(let box):
             switch type {
             case .decimalAttributeType:
-                if let decimal = box.value as? Decimal { return .text(NSDecimalNumber(decimal: decimal).stringValue) }
-                if let number = box.value as? NSNumber { return .text(number.stringValue) }
+                if let decimal = box.value as? Decimal { return try storedDecimal(decimal) }
+                if let number = box.value as? NSDecimalNumber { return try storedDecimal(number.decimalValue) }
+                if let number = box.value as? NSNumber {
+                    if number.doubleValue.isNaN { throw UnstorableValue.notANumber }
+                    guard let decimal = Decimal(string: number.stringValue, locale: posix) else {
+                        throw UnstorableValue.decimalPrecision
+                    }
+                    return try storedDecimal(decimal)
+                }
                 return .null
             case .objectIDAttributeType:
                 if let objectID = box.value as? NSManagedObjectID {
