@@ -79,6 +79,7 @@ struct CompiledModelReader {
             if own.count != entity._ownProperties.count { entity.properties = own }
         }
         try LoadedModelChecks.checkDestinations(of: model, url: url)
+        try LoadedModelChecks.checkDerivations(of: model, url: url)
         let byName = model.entitiesByName
         for entry in try archive.entries(root["NSConfigurations"]) {
             guard let name = try archive.string(entry.key) else { continue }

@@ -71,6 +71,65 @@ enum LoadedModelChecks {
         }
     }
 
+    /// Every key path a derived attribute's expression reads from its object names a property of the entity (and,
+    /// through relationships, of their destinations), so that a model naming a missing key fails to load rather than
+    /// its first save.
+    static func checkDerivations(of model: NSManagedObjectModel, url: URL) throws {
+        for entity in model._entities {
+            for case let derived as NSDerivedAttributeDescription in entity._ownProperties {
+                guard let expression = derived._derivationExpression else { continue }
+                var paths: [[String]] = []
+                collectKeyPaths(in: expression, into: &paths)
+                for path in paths {
+                    if let missing = missingKey(path, from: entity) {
+                        throw ModelLoadingError.invalid(
+                            url: url, entity: entity._name, property: derived._name,
+                            "the derivation expression '\(expression.expressionFormat)' reads '\(missing)', which is "
+                                + "not a property of the entity or of the entities its relationships lead to")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first key of `path` that is not a property where it is read, or `nil`.
+    private static func missingKey(_ path: [String], from entity: NSEntityDescription) -> String? {
+        var current = entity
+        for key in path {
+            // `@count`, `@sum`…: the rest applies to a collection.
+            if key.hasPrefix("@") { return nil }
+            guard let property = current._caches.propertiesByName[key] else { return key }
+            guard let relationship = property as? NSRelationshipDescription,
+                let destination = relationship._destinationEntity
+            else { return nil }
+            current = destination
+        }
+        return nil
+    }
+
+    /// The key paths `expression` reads from the object it is evaluated against (not those of a subquery's
+    /// elements, nor those read from another expression's value).
+    private static func collectKeyPaths(in expression: NSExpression, into paths: inout [[String]]) {
+        switch expression.kind {
+        case .keyPath(_, let components, nil): paths.append(components)
+        case .keyPath(_, _, let operand?): collectKeyPaths(in: operand, into: &paths)
+        case .function(_, let target, let arguments):
+            if let target { collectKeyPaths(in: target, into: &paths) }
+            for argument in arguments { collectKeyPaths(in: argument, into: &paths) }
+        case .unionSet(let left, let right), .intersectSet(let left, let right), .minusSet(let left, let right):
+            collectKeyPaths(in: left, into: &paths)
+            collectKeyPaths(in: right, into: &paths)
+        case .subquery(let collection, _, _): collectKeyPaths(in: collection, into: &paths)
+        case .aggregate(let expressions):
+            for element in expressions { collectKeyPaths(in: element, into: &paths) }
+        case .conditional(_, let whenTrue, let whenFalse):
+            collectKeyPaths(in: whenTrue, into: &paths)
+            collectKeyPaths(in: whenFalse, into: &paths)
+        case .assignment(_, let value): collectKeyPaths(in: value, into: &paths)
+        case .constant, .evaluatedObject, .variable, .anyKey, .block, .symbolicIndex, .fetch: break
+        }
+    }
+
     /// Every relationship of the assembled model leads to an entity of the model.
     static func checkDestinations(of model: NSManagedObjectModel, url: URL) throws {
         for entity in model._entities {
