@@ -55,6 +55,13 @@ import Testing
         #expect(holds("v > %@", value(NSDecimalNumber(string: "10.01")), NSDecimalNumber(string: "10")))
     }
 
+    /// Decimals cannot hold infinities: casting one gives NaN, which equals nothing, instead of stopping.
+    @Test func infinitiesCastToDecimalsAreNotANumber() {
+        #expect(!NSPredicate(format: "CAST(1e400, 'NSDecimalNumber') == 1").evaluate(with: nil))
+        #expect(!NSPredicate(format: "CAST(-1e400, 'NSDecimalNumber') > 0").evaluate(with: nil))
+        #expect(NSPredicate(format: "CAST(2.5, 'NSDecimalNumber') == 2.5").evaluate(with: nil))
+    }
+
     // MARK: Strings
 
     @Test func stringEquality() {
