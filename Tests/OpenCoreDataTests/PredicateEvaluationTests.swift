@@ -62,6 +62,14 @@ import Testing
         #expect(NSPredicate(format: "CAST(2.5, 'NSDecimalNumber') == 2.5").evaluate(with: nil))
     }
 
+    /// `nil` elements are one value to the set operators, however many `NSNull`s stand for them.
+    @Test func setOperatorsKeepOneNil() {
+        let values: [Any] = (0..<64).map { _ in NSNull() } + Array(0..<64)
+        let union = NSExpression(format: "%@ UNION %@", argumentArray: [values, [NSNull()]])
+        let result = union.expressionValue(with: nil, context: nil) as? Set<AnyHashable>
+        #expect(result?.count == 65)
+    }
+
     // MARK: Strings
 
     @Test func stringEquality() {
