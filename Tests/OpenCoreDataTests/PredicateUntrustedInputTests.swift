@@ -251,6 +251,32 @@ import Testing
         #expect(parseError(garbage) != nil)
     }
 
+    /// A one-megabyte format string parses in time that grows with its length: four times the text takes about four
+    /// times as long, not sixteen (the benchmark `parse.1-megabyte` measures it in a release build).
+    @Test func megabyteFormatsParseInLinearTime() throws {
+        func format(bytes: Int) -> String {
+            var clauses: [String] = []
+            var length = 0
+            while length < bytes {
+                let clause = "name BEGINSWITH[cd] 'term \(clauses.count)' OR price > \(clauses.count).5"
+                clauses.append(clause)
+                length += clause.utf8.count + 4
+            }
+            return clauses.joined(separator: " OR ")
+        }
+        func seconds(_ text: String) throws -> Double {
+            let start = Date()
+            let predicate = try NSPredicate(validatingFormat: text)
+            #expect((predicate as? NSCompoundPredicate)?.subpredicates.count ?? 0 > 1_000)
+            return Date().timeIntervalSince(start)
+        }
+        let quarter = try seconds(format(bytes: 250_000))
+        let whole = try seconds(format(bytes: 1_000_000))
+        print("parsing 250 kB: \(quarter) s, 1 MB: \(whole) s")
+        #expect(whole < 30)
+        #expect(whole < max(quarter, 0.05) * 8, "250 kB: \(quarter) s, 1 MB: \(whole) s")
+    }
+
     /// A deterministic generator, so that a failure can be reproduced from the seed.
     private struct SplitMix64: RandomNumberGenerator {
         var state: UInt64
