@@ -46,6 +46,11 @@ struct SQLiteDestinationIDCache {
     private var last: NSManagedObjectID?
     private var storeReference: ObjectIDStoreReference?
 
+    /// A cache whose IDs hold `storeReference`, or the store's current reference if `nil`.
+    init(storeReference: ObjectIDStoreReference? = nil) {
+        self.storeReference = storeReference
+    }
+
     /// An ID of `store` for the row `key` of `entity`.
     mutating func rowID(entity: NSEntityDescription, key: Int64, store: NSSQLiteStore) -> NSManagedObjectID {
         if storeReference == nil { storeReference = store._objectIDReference }
@@ -107,15 +112,16 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         }
     }
 
-    /// Runs `plan` and decodes its rows.
-    private func _rows(
+    /// Runs `plan` over `table` and decodes its rows, with IDs that hold `storeReference` (the store's current one if
+    /// `nil`).
+    func _rows(
         _ plan: SQLiteFetchPlan, of table: SQLiteTable, connection: SQLiteConnection, mapping: SQLiteModelMapping,
-        values: Bool
+        values: Bool, storeReference: ObjectIDStoreReference? = nil
     ) throws -> [StoreRow] {
         let statement = try connection.statement(plan.sql)
         statement.bind(plan.arguments)
         var rows: [StoreRow] = []
-        var destinations = SQLiteDestinationIDCache()
+        var destinations = SQLiteDestinationIDCache(storeReference: storeReference)
         while try statement.step() {
             rows.append(
                 try _decodeRow(statement, of: table, mapping: mapping, values: values, destinations: &destinations))
