@@ -20,6 +20,9 @@ public struct XCDataModelError: Error, Sendable, Equatable, CustomStringConverti
         case inheritanceCycle
         /// Two entities, or two properties of one entity, have the same name.
         case duplicateName
+        /// A name breaks Xcode's rules for it (an entity's starts with an upper-case letter, a property's with a
+        /// lower-case one, and both go on with ASCII letters, digits and underscores).
+        case invalidName
         /// A model bundle has several versions and does not say which is current.
         case missingCurrentVersion
         /// Something else the model refers to does not exist (a composite, a configuration's entity…).

@@ -9,6 +9,7 @@ struct XCDataModelValidator {
     func validate() throws(XCDataModelError) {
         var entitiesByName: [String: XCDataModel.Entity] = [:]
         for entity in model.entities {
+            try checkNames(of: entity)
             guard entitiesByName.updateValue(entity, forKey: entity.name) == nil else {
                 throw XCDataModelError(
                     .duplicateName, url: url, entity: entity.name, line: entity.line,
@@ -65,6 +66,35 @@ struct XCDataModelValidator {
                 .missingReference, url: url, line: request.line,
                 message: "fetch request template '\(request.name)' fetches entity '\(request.entity)', which is not "
                     + "in the model")
+        }
+    }
+
+    /// Names follow the rules of Xcode's model editor: they become class and property names in generated code and
+    /// table and column names in SQLite stores, so a name from a downloaded file must not be able to carry anything
+    /// else.
+    private func checkNames(of entity: XCDataModel.Entity) throws(XCDataModelError) {
+        guard XCDataModelNames.isEntityName(entity.name) else {
+            throw XCDataModelError(
+                .invalidName, url: url, entity: entity.name, line: entity.line,
+                message: "an entity name must start with an upper-case letter and go on with "
+                    + XCDataModelNames.rest)
+        }
+        for property in entity.properties where !XCDataModelNames.isPropertyName(property.name) {
+            let line =
+                switch property {
+                case .attribute(let attribute): attribute.common.line
+                case .relationship(let relationship): relationship.common.line
+                case .fetchedProperty(let fetched): fetched.common.line
+                }
+            throw XCDataModelError(
+                .invalidName, url: url, entity: entity.name, property: property.name, line: line,
+                message: "a property name must start with a lower-case letter and go on with " + XCDataModelNames.rest)
+        }
+        for index in entity.fetchIndexes where !XCDataModelNames.isIndexName(index.name) {
+            throw XCDataModelError(
+                .invalidName, url: url, entity: entity.name, line: entity.line,
+                message: "the fetch index name '\(index.name)' must start with a letter and go on with "
+                    + XCDataModelNames.rest)
         }
     }
 

@@ -31,6 +31,11 @@ struct XMLTreeElement {
 
 /// Parses XML data into an `XMLTreeElement` tree with Foundation's `XMLParser`.
 enum XMLTreeParser {
+    /// Xcode's model files nest five levels (model, entity, attribute, user info, entry); a file nesting deeper is
+    /// not a model, and refusing it while parsing keeps a hostile file from building a tree whose release, like its
+    /// reading, would recurse once per level.
+    static let maximumDepth = 64
+
     struct Failure: Error {
         var message: String
         var line: Int
@@ -80,6 +85,15 @@ enum XMLTreeParser {
             _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
             qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
         ) {
+            guard stack.count < XMLTreeParser.maximumDepth else {
+                if failure == nil {
+                    failure = Failure(
+                        message: "malformed XML: elements nest more than \(XMLTreeParser.maximumDepth) deep",
+                        line: parser.lineNumber)
+                }
+                parser.abortParsing()
+                return
+            }
             stack.append(XMLTreeElement(name: elementName, attributes: attributeDict, line: parser.lineNumber))
         }
 

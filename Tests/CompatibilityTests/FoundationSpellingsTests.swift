@@ -42,3 +42,16 @@ extension NSPersistentStoreCoordinator {
         #expect(coordinator.managedObjectModel === LibraryModel.shared)
     }
 }
+
+@Suite struct BinaryStoreFileTests {
+    @Test func aNewBinaryStoreIsOnDiskOnceAdded() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("Library.binary")
+        let container = try LibraryModel.container(url: url, type: NSBinaryStoreType)
+        #expect(FileManager.default.fileExists(atPath: url.path))
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSBinaryStoreType, at: url, options: nil)
+        #expect(metadata[NSStoreTypeKey] as? String == NSBinaryStoreType)
+        #expect(try container.viewContext.count(for: NSFetchRequest<Author>(entityName: "Author")) == 0)
+    }
+}

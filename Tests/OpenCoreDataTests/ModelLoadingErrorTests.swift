@@ -225,6 +225,47 @@ import Testing
         #expect(error.localizedDescription.contains("elements"))
     }
 
+    /// A file nesting 70,000 elements is refused while it is read, before a tree that deep exists to be walked or
+    /// released.
+    @Test func deeplyNestedXMLIsRefused() throws {
+        let depth = 70_000
+        let body =
+            "<entity name=\"Deep\">" + String(repeating: "<userInfo>", count: depth)
+            + String(repeating: "</userInfo>", count: depth) + "</entity>"
+        let error = try loadingError(body)
+        #expect(error.code == NSCoreDataError)
+        #expect(error.localizedDescription.contains("nest more than"), "\(error.localizedDescription)")
+    }
+
+    /// A binary property list (the container of compiled models) whose arrays each hold the next, 200,000 deep.
+    static func nestedPropertyList(depth: Int) -> Data {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for index in 0..<depth {
+            offsets.append(bytes.count)
+            if index == depth - 1 {
+                bytes.append(0xA0)
+            } else {
+                bytes.append(0xA1)
+                bytes += withUnsafeBytes(of: UInt32(index + 1).bigEndian, Array.init)
+            }
+        }
+        let table = bytes.count
+        for offset in offsets { bytes += withUnsafeBytes(of: UInt32(offset).bigEndian, Array.init) }
+        bytes += [0, 0, 0, 0, 0, 0, 4, 4]
+        for field in [UInt64(depth), 0, UInt64(table)] { bytes += withUnsafeBytes(of: field.bigEndian, Array.init) }
+        return Data(bytes)
+    }
+
+    @Test func deeplyNestedCompiledModelsAreRefused() throws {
+        let directory = try ModelScratchDirectory()
+        let url = directory.url.appendingPathComponent("Deep.mom")
+        try Self.nestedPropertyList(depth: 200_000).write(to: url)
+        let error = try #require(throws: NSError.self) { try NSManagedObjectModel(validatingContentsOf: url) }
+        #expect(error.code == NSCoreDataError)
+        #expect(error.localizedDescription.contains("nest more than"), "\(error.localizedDescription)")
+    }
+
     static let mutations = 300
 
     /// Writes `times` copies of `source` with a few random bytes changed to `destination` and loads the model

@@ -55,6 +55,21 @@ import Testing
         #expect(holds("v > %@", value(NSDecimalNumber(string: "10.01")), NSDecimalNumber(string: "10")))
     }
 
+    /// Decimals cannot hold infinities: casting one gives NaN, which equals nothing, instead of stopping.
+    @Test func infinitiesCastToDecimalsAreNotANumber() {
+        #expect(!NSPredicate(format: "CAST(1e400, 'NSDecimalNumber') == 1").evaluate(with: nil))
+        #expect(!NSPredicate(format: "CAST(-1e400, 'NSDecimalNumber') > 0").evaluate(with: nil))
+        #expect(NSPredicate(format: "CAST(2.5, 'NSDecimalNumber') == 2.5").evaluate(with: nil))
+    }
+
+    /// `nil` elements are one value to the set operators, however many `NSNull`s stand for them.
+    @Test func setOperatorsKeepOneNil() {
+        let values: [Any] = (0..<64).map { _ in NSNull() } + Array(0..<64)
+        let union = NSExpression(format: "%@ UNION %@", argumentArray: [values, [NSNull()]])
+        let result = union.expressionValue(with: nil, context: nil) as? Set<AnyHashable>
+        #expect(result?.count == 65)
+    }
+
     // MARK: Strings
 
     @Test func stringEquality() {

@@ -113,6 +113,9 @@ import Testing
             ("name CONTAINS[cd] 'x'", 3, "name CONTAINS[cd] \"x\""),
             ("name CONTAINS[dc] 'x'", 3, "name CONTAINS[cd] \"x\""),
             ("name LIKE[n] 'x'", 4, "name LIKE[n] \"x\""),
+            ("name BEGINSWITH[l] 'x'", 8, "name BEGINSWITH[l] \"x\""),
+            ("name ==[cdl] 'x'", 11, "name ==[cdl] \"x\""),
+            ("name <[ln] 'x'", 12, "name <[ln] \"x\""),
             ("name ==[c] 'x'", 1, "name ==[c] \"x\""),
             ("name IN[cd] {'x'}", 3, "name IN[cd] {\"x\"}"),
         ] as [(String, UInt, String)])
@@ -170,6 +173,36 @@ import Testing
         #expect(NSExpression(format: "(1 + 2) * 3").expressionValue(with: nil, context: nil) as? Int == 9)
         #expect(NSExpression(format: "1 - 2 - 3").expressionValue(with: nil, context: nil) as? Int == -4)
         #expect(NSExpression(format: "2 ** 3 * 2").expressionValue(with: nil, context: nil) as? Double == 16)
+    }
+
+    /// The bitwise operators bind as in C: looser than `+` and `-`, `&` tighter than `^` tighter than `|`; they
+    /// build the functions `bitwiseAnd:with:`, `bitwiseXor:with:` and `bitwiseOr:with:`, which print as calls.
+    @Test func bitwiseOperators() {
+        func value(_ format: String) -> Int? {
+            NSExpression(format: format).expressionValue(with: ["a": 0b1100, "b": 0b1010], context: nil) as? Int
+        }
+        #expect(value("a & b") == 0b1000)
+        #expect(value("a | b") == 0b1110)
+        #expect(value("a ^ b") == 0b0110)
+        #expect(value("1 | 2 ^ 3 & 6") == 1 | (2 ^ (3 & 6)))
+        #expect(value("1 + 2 & 3") == (1 + 2) & 3)
+        #expect(value("a & b | a ^ b") == (0b1100 & 0b1010) | (0b1100 ^ 0b1010))
+        let and = NSExpression(format: "a & b + 1")
+        #expect(and.function == "bitwiseAnd:with:")
+        #expect(and.expressionFormat == "bitwiseAnd:with:(a, b + 1)")
+        #expect(NSExpression(format: and.expressionFormat) == and)
+        let predicate = NSPredicate(format: "flags & 4 == 4 && (mask | 1) != 0")
+        #expect(predicate.evaluate(with: ["flags": 6, "mask": 0]))
+        #expect(!predicate.evaluate(with: ["flags": 3, "mask": 0]))
+    }
+
+    /// `[l]` (Apple's NSLocaleSensitivePredicateOption) is kept and printed; results do not change with it.
+    @Test func localeSensitiveOptionIsKept() {
+        let predicate = NSPredicate(format: "name BEGINSWITH[cl] 'ab'")
+        #expect(predicate.evaluate(with: ["name": "ABC"]))
+        #expect(!predicate.evaluate(with: ["name": "xab"]))
+        #expect(NSPredicate(format: predicate.predicateFormat) == predicate)
+        #expect(NSPredicate(format: "name ==[l] 'x'") != NSPredicate(format: "name == 'x'"))
     }
 
     @Test func unaryMinus() {

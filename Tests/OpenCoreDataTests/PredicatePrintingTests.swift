@@ -154,6 +154,26 @@ import Testing
         #expect(first.hash == second.hash)
     }
 
+    /// The parser reads characters: a backslash or quote that a combining mark extends is neither an escape nor the
+    /// end of the string, and a mark at the start or after an escape would join the quote or the escape's letter.
+    @Test(arguments: [
+        "x\\\u{301}y", "x\"\u{301}y", "\u{301}x", "\n\u{301}", "\u{7}\u{301}\u{302}", "\u{1F3FB}", "\t\u{200D}",
+        "\\\u{301}\\", "e\u{301}\"", "\u{0903}a",
+    ])
+    func stringsWithCombiningMarksRoundTrip(_ value: String) throws {
+        let predicate = NSPredicate(format: "a == %@", value)
+        let reparsed = NSPredicate(format: predicate.predicateFormat)
+        #expect(reparsed == predicate, "\(predicate.predicateFormat)")
+        let constant = (reparsed as? NSComparisonPredicate)?.rightExpression.constantValue as? String
+        #expect(constant?.unicodeScalars.elementsEqual(value.unicodeScalars) == true)
+    }
+
+    @Test(arguments: [Double.infinity, -Double.infinity, 1e300])
+    func datesFarAwayRoundTrip(_ seconds: Double) {
+        let predicate = NSPredicate(format: "d < %@", Date(timeIntervalSinceReferenceDate: seconds) as NSDate)
+        #expect(NSPredicate(format: predicate.predicateFormat) == predicate, "\(predicate.predicateFormat)")
+    }
+
     @Test func roundTripWithFormatArguments() {
         let date = Date(timeIntervalSinceReferenceDate: 123.456_789_012)
         let uuid = UUID()

@@ -244,6 +244,30 @@ import Testing
         #expect(disagreements == [])
     }
 
+    /// The highest trees that can be built — 1 000 levels of compound predicates, and what a format may nest — are
+    /// translated (or left to memory) without exhausting the stack, and select what memory selects.
+    @Test func theHighestPredicatesAgree() throws {
+        let fixture = try Fixture()
+        var compound: NSPredicate = NSPredicate(format: "name BEGINSWITH[c] 'a'")
+        for level in 2..<1_000 {
+            let other = NSPredicate(format: "int64 > %lld", Int64(level % 7) * 1_000_000_007)
+            compound =
+                level % 3 == 0
+                ? NSCompoundPredicate(notPredicateWithSubpredicate: compound)
+                : NSCompoundPredicate(type: level % 3 == 1 ? .or : .and, subpredicates: [compound, other])
+        }
+        let chain = Array(repeating: "1", count: 99).joined(separator: " + ")
+        let nested = String(repeating: "(", count: 99) + "name == 'Ada'" + String(repeating: ")", count: 99)
+        for predicate in [
+            compound, NSPredicate(format: "int64 < " + chain), NSPredicate(format: nested),
+            NSPredicate(
+                format: "name IN " + String(repeating: "{", count: 98) + "'x'" + String(repeating: "}", count: 98)),
+        ] {
+            let result = try fixture.compare(predicate)
+            #expect(result.sql == result.memory)
+        }
+    }
+
     @Test func predicatesSQLCannotExpressAreLeftToMemoryAndStillAgree() throws {
         let fixture = try Fixture()
         let predicates = [

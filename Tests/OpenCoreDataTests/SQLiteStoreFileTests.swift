@@ -280,6 +280,19 @@ import CSQLite
         try expectRefusal(url, code: NSPersistentStoreIncompatibleSchemaError, "Z_METADATA version 2")
     }
 
+    /// Metadata that is not Core Data's binary property list, or nests 200,000 arrays deep, is damage.
+    @Test func metadataThatIsNotABinaryPropertyListIsRefused() throws {
+        let directory = SQLiteTestDirectory()
+        let deep = RawSQLite.Value.blob(Array(ModelLoadingErrorTests.nestedPropertyList(depth: 200_000)))
+        let xml = RawSQLite.Value.blob(Array(#"<?xml version="1.0"?><plist><dict/></plist>"#.utf8))
+        for (name, value) in [("deep", deep), ("xml", xml)] {
+            let url = directory.store("\(name).sqlite")
+            try SQLiteStack.close(try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url))
+            try RawSQLite.execute(url, "PRAGMA journal_mode = DELETE; UPDATE Z_METADATA SET Z_PLIST = \(value)")
+            try expectRefusal(url, code: CocoaError.Code.fileReadCorruptFile.rawValue, "\(name) metadata")
+        }
+    }
+
     @Test func truncatedAndDamagedStoresFailCleanly() throws {
         let directory = SQLiteTestDirectory()
         let original = directory.store("Original.sqlite")
@@ -333,6 +346,28 @@ import CSQLite
             }
             #expect(try Data(contentsOf: url) == bytes, "\(name)")
         }
+    }
+
+    /// A row whose `Z_ENT` names no entity, or an entity stored in another table, makes the fetch fail with the row
+    /// named: it is neither dropped from the results nor read with another entity's columns.
+    @Test(arguments: ["99", "(SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item')"])
+    func rowsOfEntitiesTheTableDoesNotHoldAreReported(_ number: String) throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        let writer = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
+        try Self.addOwner("Ada", to: writer)
+        try Self.addOwner("Bob", to: writer)
+        try SQLiteStack.close(writer)
+        try RawSQLite.execute(url, "UPDATE ZOWNER SET Z_ENT = \(number) WHERE ZNAME = 'Bob'")
+        let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
+        let error = try #require(throws: NSError.self) { try Self.owners(in: coordinator) }
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == CocoaError.Code.fileReadCorruptFile.rawValue)
+        #expect(error.localizedDescription.contains("table ZOWNER"), "\(error.localizedDescription)")
+        #expect(
+            error.localizedDescription.contains(number == "99" ? "no entity of the model" : "entity Item"),
+            "\(error.localizedDescription)")
+        #expect(error.userInfo[NSURLErrorKey] as? URL == url)
     }
 
     @Test func anEmptyFileBecomesANewStore() throws {

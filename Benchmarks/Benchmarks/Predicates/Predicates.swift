@@ -1,9 +1,9 @@
 import Benchmark
 import PersistenceWorkloads
 
-/// The predicate engine (issue 3): parsing a 200-character format string, and evaluating a five-clause predicate
-/// against 100,000 objects in memory — managed objects registered in a context, plain Swift structs (read by
-/// reflection) and dictionaries.
+/// The predicate engine (issue 3): parsing a 200-character format string (and, for issue 21, a one-megabyte one and
+/// a key path of 100,000 components), and evaluating a five-clause predicate against 100,000 objects in memory —
+/// managed objects registered in a context, plain Swift structs (read by reflection) and dictionaries.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal],
@@ -18,6 +18,16 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             blackHole(PredicateWorkloads.parse())
         }
+    }
+
+    // Parsing is linear in the input (issue 21): a one-megabyte format string and a 100,000-component key path.
+    Benchmark("parse.1-megabyte") { benchmark in
+        let clauses = PredicateWorkloads.parseMegabyte()
+        if clauses < 20_000 { benchmark.error("\(clauses) clauses") }
+    }
+
+    Benchmark("parse.key-path-100k-components") { benchmark in
+        blackHole(PredicateWorkloads.parseLongKeyPath())
     }
 
     Benchmark("evaluate.managed-objects") { benchmark, objects in

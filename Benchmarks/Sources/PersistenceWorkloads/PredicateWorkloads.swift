@@ -13,6 +13,36 @@ public enum PredicateWorkloads {
         NSPredicate(format: format)
     }
 
+    /// A format string of one megabyte (issue 21): 25,000 comparisons joined by OR, with strings, numbers and key
+    /// paths, as a search box or a file might hand over.
+    public static let megabyteFormat: String = {
+        var clauses: [String] = []
+        var length = 0
+        var index = 0
+        while length < 1_000_000 {
+            let clause = "name BEGINSWITH[cd] 'term \(index)' OR price > \(index).5"
+            clauses.append(clause)
+            length += clause.utf8.count + 4
+            index += 1
+        }
+        return clauses.joined(separator: " OR ")
+    }()
+
+    /// A comparison of a key path of 100,000 components (issue 21).
+    public static let longKeyPathFormat = (0..<100_000).map { "k\($0 % 10)" }.joined(separator: ".") + " == 1"
+
+    /// Parses `megabyteFormat` once; the number of clauses.
+    @inline(never)
+    public static func parseMegabyte() -> Int {
+        (NSPredicate(format: megabyteFormat) as? NSCompoundPredicate)?.subpredicates.count ?? 0
+    }
+
+    /// Parses `longKeyPathFormat` once; the length of the key path.
+    @inline(never)
+    public static func parseLongKeyPath() -> Int {
+        (NSPredicate(format: longKeyPathFormat) as? NSComparisonPredicate)?.leftExpression.keyPath.count ?? 0
+    }
+
     /// The five-clause predicate evaluated against 100,000 objects: a fifth of them match.
     public static let fiveClauses = NSPredicate(
         format: "quantity >= 100 AND price < 20000.0 AND flags != 7 AND name BEGINSWITH 'cafe' AND rank != nil")

@@ -5,7 +5,7 @@ import PersistenceWorkloads
 //
 //   WorkloadRunner <raw|grdb|records|ocd> <workload> [iterations]   time one workload (median of the runs)
 //   WorkloadRunner memory <raw|grdb|records|ocd>                     the memory row, as JSON
-//   WorkloadRunner predicate <parse|managed|plain|dictionary> [n]    the predicate workloads
+//   WorkloadRunner predicate <parse|megabyte|keypath|managed|plain|dictionary> [n]   the predicate workloads
 //   WorkloadRunner model <chain|flat> [n] [size]                     load a large model and add a store (and save)
 //   WorkloadRunner sqlite-version                                    the version of the SQLite library linked
 //
@@ -75,6 +75,14 @@ case "predicate":
                         return total
                     }
                 } / 1_000)
+        }
+    case "megabyte":
+        for _ in 0..<iterations {
+            times.append(seconds { result = measuredPredicate { PredicateWorkloads.parseMegabyte() } })
+        }
+    case "keypath":
+        for _ in 0..<iterations {
+            times.append(seconds { result = measuredPredicate { PredicateWorkloads.parseLongKeyPath() } })
         }
     case "managed":
         let objects = try PredicateWorkloads.ManagedObjects()

@@ -8,7 +8,12 @@ extension NSManagedObjectContext {
         _assertOnQueue()
         if let objectClass = T.self as? NSManagedObject.Type { ManagedObjectClassRegistry.register(objectClass) }
         let results: [NSFetchRequestResult]
-        switch try _executeRequest(request._untyped) {
+        // A predicate from a user or a file may name a key the entity lacks, or a method nobody answers: the fetch
+        // throws (Apple raises an exception) instead of stopping the program.
+        let outcome = try PredicateFunctionDispatch.throwingEvaluationFailures(
+            "The fetch of '\(request.entityName ?? request.entity?.name ?? "")'"
+        ) { try _executeRequest(request._untyped) }
+        switch outcome {
         case .objects(let objects):
             // Managed objects are cast as class instances, without going through an array of existentials.
             if T.self == NSManagedObject.self { return objects as! [T] }
@@ -45,7 +50,9 @@ extension NSManagedObjectContext {
         _assertOnQueue()
         let untyped = request._untyped.copy() as! NSFetchRequest<NSFetchRequestResult>
         untyped.resultType = .countResultType
-        let results = try _execute(untyped)
+        let results = try PredicateFunctionDispatch.throwingEvaluationFailures(
+            "Counting '\(request.entityName ?? request.entity?.name ?? "")'"
+        ) { try _execute(untyped) }
         return (results.first as? NSNumber)?.intValue ?? 0
     }
 

@@ -198,8 +198,11 @@ extension NSManagedObjectContext {
                 }
             }
         } else {
-            try _validate(
-                inserted: inserted, updated: _updated.values.filter { $0.hasChanges }, deleted: deletedToValidate)
+            // Validation predicates may name keys the entity lacks: the save then fails instead of stopping.
+            try PredicateFunctionDispatch.throwingEvaluationFailures("Validating the changes of \(_debugName)") {
+                try _validate(
+                    inserted: inserted, updated: _updated.values.filter { $0.hasChanges }, deleted: deletedToValidate)
+            }
         }
 
         if _coordinator != nil {

@@ -72,6 +72,8 @@ extension NSOrderedSet: KeyValueCodingCollection {
 /// objects that bridge (`NSNumber`, `NSString`, `NSDate`) go in as their Swift values, so that a set built from
 /// `NSNumber`s equals one built from `Int`s, as it does on Apple platforms.
 enum KeyValueCodingHashing {
+    nonisolated(unsafe) private static let null = NSNull()
+
     static func hashable(_ value: Any) -> AnyHashable {
         if type(of: value) is AnyObject.Type {
             if let number = value as? NSNumber {
@@ -84,6 +86,9 @@ enum KeyValueCodingHashing {
             }
             if let string = value as? NSString { return AnyHashable(string as String) }
             if let date = value as? NSDate { return AnyHashable(date as Date) }
+            // Every NSNull equals every other, but Foundation on Linux hashes each instance apart, which breaks a
+            // set holding two of them: they all stand as one.
+            if value is NSNull { return AnyHashable(null) }
         }
         if let hashable = value as? AnyHashable { return hashable }
         if type(of: value) is AnyObject.Type { return AnyHashable(ObjectIdentifier(value as AnyObject)) }

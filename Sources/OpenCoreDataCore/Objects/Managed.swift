@@ -161,7 +161,7 @@ extension Decimal: _ManagedPropertyValue {
     public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Decimal {
         if case .boxed(let box) = value.stored, let decimal = box.value as? Decimal { return decimal }
         if case .null = value.stored { return missingValue(key, value, placeholder: 0) }
-        return Decimal(value.floatingPoint)
+        return PredicateNumber.decimal(value.floatingPoint)
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .boxed(AnyBox(self))) }
 }

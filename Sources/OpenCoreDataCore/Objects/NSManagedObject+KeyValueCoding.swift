@@ -28,8 +28,11 @@ extension NSManagedObject {
         case "hasChanges": return NSNumber(value: hasChanges)
         default:
             if let slot = _primitiveAccessorSlot(key) { return _publicValue(_resolvedValue(at: slot), slot: slot) }
-            _ = _slot(forKey: key)
-            return nil
+            // Apple raises NSUnknownKeyException. While a throwing call (a fetch, a save) evaluates a predicate or a
+            // derivation, the key is reported and reads as nil, and the call throws; elsewhere the program stops.
+            let message = _unknownKeyMessage(key, "valueForUndefinedKey:")
+            if PredicateFunctionDispatch.report(message) { return nil }
+            preconditionFailure(message)
         }
     }
 

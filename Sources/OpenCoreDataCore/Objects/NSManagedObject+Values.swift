@@ -4,14 +4,16 @@ extension NSManagedObject {
     /// The slot of `key`, or a stop naming the entity and key (Apple raises `NSUnknownKeyException`).
     @inline(__always)
     func _slot(forKey key: String, _ operation: StaticString = "valueForUndefinedKey:") -> Int {
-        guard let slot = _layout.slotByName[key] else {
-            preconditionFailure(
-                """
-                [<\(String(describing: type(of: self))) \(_address)> \(operation)]: the entity \
-                \(_entity._name ?? "(null)") is not key value coding-compliant for the key "\(key)".
-                """)
-        }
+        guard let slot = _layout.slotByName[key] else { preconditionFailure(_unknownKeyMessage(key, operation)) }
         return slot
+    }
+
+    /// Apple's message for a key the entity does not have.
+    func _unknownKeyMessage(_ key: String, _ operation: StaticString) -> String {
+        """
+        [<\(String(describing: type(of: self))) \(_address)> \(operation)]: the entity \
+        \(_entity._name ?? "(null)") is not key value coding-compliant for the key "\(key)".
+        """
     }
 
     var _address: String { "0x" + String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16) }

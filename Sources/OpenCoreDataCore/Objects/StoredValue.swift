@@ -125,7 +125,7 @@ extension StoredValue {
             if let decimal = value as? Decimal { return .boxed(AnyBox(decimal)) }
             if let number = value as? NSDecimalNumber { return .boxed(AnyBox(number.decimalValue)) }
             if let number = value as? NSNumber { return .boxed(AnyBox(number.decimalValue)) }
-            if let number = double(value) { return .boxed(AnyBox(Decimal(number))) }
+            if let number = double(value) { return .boxed(AnyBox(PredicateNumber.decimal(number))) }
             return nil
         case .stringAttributeType:
             if let string = value as? String { return .string(string) }

@@ -70,6 +70,9 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         public static let diacriticInsensitive = Options(rawValue: 2)
         /// `[n]`: the strings are already normalized, so compare them without further preparation.
         public static let normalized = Options(rawValue: 4)
+        /// `[l]`: Apple's `NSLocaleSensitivePredicateOption`, which Swift spells only by its raw value. It is kept
+        /// and printed back; comparisons give the same results with it as without it (in memory and in SQL alike).
+        static let localeSensitive = Options(rawValue: 8)
     }
 
     /// The left-hand expression.
@@ -105,7 +108,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         self.options = options
         customSelector = nil
         rightConstant = Self.classifiedConstant(rhs)
-        super.init(predicateKind: .subclass)
+        super.init(predicateKind: .subclass, height: PredicateTreeHeight.checked(lhs, rhs, in: "NSComparisonPredicate"))
     }
 
     /// Creates a predicate that compares by calling the method `selector` on the left value with the right value,
@@ -119,7 +122,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         options = []
         customSelector = selector
         rightConstant = nil
-        super.init(predicateKind: .subclass)
+        super.init(predicateKind: .subclass, height: PredicateTreeHeight.checked(lhs, rhs, in: "NSComparisonPredicate"))
     }
 
     /// Decodes a comparison predicate from its format string; evaluation stays disabled until
@@ -138,7 +141,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         options = comparison.options
         customSelector = comparison.customSelector
         rightConstant = comparison.rightConstant
-        super.init(predicateKind: .subclass)
+        super.init(predicateKind: .subclass, height: comparison.height)
         disallowEvaluation()
     }
 

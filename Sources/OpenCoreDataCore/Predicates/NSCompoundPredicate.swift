@@ -38,7 +38,9 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
         compoundPredicateType = type
         self.subpredicates = subpredicates
         predicates = subpredicates
-        super.init(predicateKind: .subclass)
+        let height = 1 + subpredicates.reduce(0) { max($0, $1.height) }
+        PredicateTreeHeight.check(height, of: "NSCompoundPredicate")
+        super.init(predicateKind: .subclass, height: height)
     }
 
     /// Creates a predicate that holds when every one of `subpredicates` holds (true when there are none).
@@ -67,7 +69,7 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
         compoundPredicateType = compound.compoundPredicateType
         subpredicates = compound.subpredicates
         predicates = compound.predicates
-        super.init(predicateKind: .subclass)
+        super.init(predicateKind: .subclass, height: compound.height)
         disallowEvaluation()
     }
 

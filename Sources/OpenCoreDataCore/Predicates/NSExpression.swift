@@ -92,11 +92,43 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
     /// matching over `kind`.
     let simpleKey: String?
 
+    /// The levels of the tree this expression tops: 1 for a constant, key or variable, one more than its deepest
+    /// operand otherwise. Evaluation, printing, equality and SQL generation walk the tree recursively, so its height
+    /// is bounded (see `PredicateTreeHeight`).
+    let height: Int
+
     init(kind: Kind) {
         self.kind = kind
         constantAggregate = NSExpression.constantAggregate(of: kind)
         simpleKey = NSExpression.simpleKey(of: kind)
+        height = NSExpression.height(of: kind)
+        PredicateTreeHeight.check(height, of: "NSExpression")
         super.init()
+    }
+
+    private static func height(of kind: Kind) -> Int {
+        switch kind {
+        case .constant, .evaluatedObject, .variable, .anyKey, .symbolicIndex:
+            return 1
+        case .keyPath(_, _, let operand):
+            return 1 + (operand?.height ?? 0)
+        case .function(_, let target, let arguments):
+            return 1 + max(target?.height ?? 0, arguments.reduce(0) { max($0, $1.height) })
+        case .unionSet(let left, let right), .intersectSet(let left, let right), .minusSet(let left, let right):
+            return 1 + max(left.height, right.height)
+        case .subquery(let collection, _, let predicate):
+            return 1 + max(collection.height, predicate.height)
+        case .aggregate(let expressions):
+            return 1 + expressions.reduce(0) { max($0, $1.height) }
+        case .block(_, let arguments):
+            return 1 + (arguments ?? []).reduce(0) { max($0, $1.height) }
+        case .conditional(let predicate, let whenTrue, let whenFalse):
+            return 1 + max(predicate.height, whenTrue.height, whenFalse.height)
+        case .assignment(_, let value):
+            return 1 + value.height
+        case .fetch(let request, let context, _):
+            return 1 + max(request.height, context.height)
+        }
     }
 
     private static func simpleKey(of kind: Kind) -> String? {
@@ -128,6 +160,7 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
         }
         constantAggregate = nil
         simpleKey = nil
+        height = 1
         super.init()
     }
 
@@ -280,6 +313,7 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
             kind = parsed.kind
             constantAggregate = parsed.constantAggregate
             simpleKey = parsed.simpleKey
+            height = parsed.height
         } catch {
             throw DecodingError.dataCorruptedError(
                 in: container, debugDescription: "Invalid expression format: \(error.localizedDescription)")

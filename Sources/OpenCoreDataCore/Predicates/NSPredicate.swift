@@ -32,9 +32,17 @@ open class NSPredicate: NSObject, NSCopying, Codable, @unchecked Sendable {
     /// Cleared for predicates decoded from an archive until `allowEvaluation()` is called.
     private var evaluationAllowed: Bool
 
-    init(predicateKind: Kind) {
+    /// The levels of the tree this predicate tops: 1 for a constant or block predicate, one more than its deepest
+    /// part otherwise (see `PredicateTreeHeight`).
+    let height: Int
+
+    init(predicateKind: Kind, height: Int = 1) {
         self.predicateKind = predicateKind
         self.evaluationAllowed = true
+        switch predicateKind {
+        case .decoded(let inner): self.height = inner.height + 1
+        default: self.height = height
+        }
         super.init()
     }
 
@@ -42,6 +50,7 @@ open class NSPredicate: NSObject, NSCopying, Codable, @unchecked Sendable {
     public init(value: Bool) {
         predicateKind = .value(value)
         evaluationAllowed = true
+        height = 1
         super.init()
     }
 
@@ -51,6 +60,7 @@ open class NSPredicate: NSObject, NSCopying, Codable, @unchecked Sendable {
     public init(block: @escaping (Any?, [String: Any]?) -> Bool) {
         predicateKind = .block(block)
         evaluationAllowed = true
+        height = 1
         super.init()
     }
 
@@ -173,8 +183,12 @@ open class NSPredicate: NSObject, NSCopying, Codable, @unchecked Sendable {
     public required init(from decoder: any Decoder) throws {
         let parsed = try NSPredicate.decodeFormat(from: decoder)
         switch parsed.predicateKind {
-        case .value, .block, .decoded: predicateKind = parsed.predicateKind
-        case .subclass: predicateKind = .decoded(parsed)
+        case .value, .block, .decoded:
+            predicateKind = parsed.predicateKind
+            height = parsed.height
+        case .subclass:
+            predicateKind = .decoded(parsed)
+            height = parsed.height + 1
         }
         evaluationAllowed = false
         super.init()

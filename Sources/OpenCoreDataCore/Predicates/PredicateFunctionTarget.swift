@@ -59,6 +59,29 @@ enum PredicateFunctionDispatch {
         return try withExtendedLifetime(sink) { try unansweredCallSink.withValue(sink, body) }
     }
 
+    /// Runs `body` — a fetch, a save, a batch request — with evaluation failures reported, and throws Core Data's
+    /// error (`NSCoreDataError`) for the first of them once it returns: a predicate or derivation that comes from a
+    /// user or a file names a key the entity lacks, a method nobody answers, `ANYKEY` or a `FETCH` without a context.
+    static func throwingEvaluationFailures<T>(_ action: String, _ body: () throws -> T) throws -> T {
+        let first = FirstReport()
+        let result: Result<T, any Error> = reportingUnansweredCalls({ first.keep($0) }) { Result { try body() } }
+        // The failure comes first: an error `body` threw after it (a validation failing on the nil the failing part
+        // evaluated to) is its consequence.
+        if let message = first.message {
+            var userInfo: [String: Any] = ["reason": message]
+            if case .failure(let error) = result { userInfo[NSUnderlyingErrorKey] = error }
+            throw coreDataError(NSCoreDataError, "\(action) failed: \(message)", userInfo: userInfo)
+        }
+        return try result.get()
+    }
+
+    private final class FirstReport {
+        var message: String?
+        func keep(_ report: String) {
+            if message == nil { message = report }
+        }
+    }
+
     /// Reports `message` if a caller asked for reports; `false` if evaluation must stop the program instead.
     static func report(_ message: String) -> Bool {
         guard let sink = unansweredCallSink.value else { return false }

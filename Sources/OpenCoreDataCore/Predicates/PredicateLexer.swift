@@ -271,6 +271,9 @@ private struct Reader {
             case UInt8(ascii: "-"): .minus
             case UInt8(ascii: "*"): .star
             case UInt8(ascii: "/"): .slash
+            case UInt8(ascii: "&"): .ampersand
+            case UInt8(ascii: "|"): .bar
+            case UInt8(ascii: "^"): .caret
             default: nil
             }
         guard let single else {
@@ -386,6 +389,31 @@ private struct Reader {
 
     /// The four hexadecimal digits after `\u`.
     private mutating func readUnicodeEscape() throws(PredicateParseFailure) -> Unicode.Scalar {
+        let start = column
+        let (code, hex) = readFourHexDigits()
+        // A scalar above U+FFFF is written as a surrogate pair of escapes (`\ud83d\ude00`), as JSON writes it.
+        if let code, (0xD800...0xDBFF).contains(code), ascii(at: offset) == UInt8(ascii: "\\"),
+            ascii(at: offset + 1) == UInt8(ascii: "u")
+        {
+            advance()
+            advance()
+            let (low, lowHex) = readFourHexDigits()
+            guard let low, (0xDC00...0xDFFF).contains(low),
+                let scalar = Unicode.Scalar(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00))
+            else {
+                throw PredicateParseFailure(
+                    position: start, expected: "a low surrogate (\\udc00…\\udfff) after \\u\(hex)", found: lowHex)
+            }
+            return scalar
+        }
+        guard let code, let scalar = Unicode.Scalar(code) else {
+            throw PredicateParseFailure(position: column, expected: "four hexadecimal digits after \\u", found: hex)
+        }
+        return scalar
+    }
+
+    /// The value of the four hexadecimal digits at the cursor (`nil` if there are not four), and the text read.
+    private mutating func readFourHexDigits() -> (UInt32?, String) {
         var hex = ""
         var digits = 0
         while digits < 4, offset < bytes.count {
@@ -402,11 +430,7 @@ private struct Reader {
             }
             digits += 1
         }
-        guard digits == 4, let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else {
-            throw PredicateParseFailure(
-                position: column, expected: "four hexadecimal digits after \\u", found: hex)
-        }
-        return scalar
+        return (digits == 4 ? UInt32(hex, radix: 16) : nil, hex)
     }
 
     private mutating func readNumber() throws(PredicateParseFailure) -> PredicateToken.Kind {

@@ -65,12 +65,19 @@ package enum PredicateNumber: Sendable {
         }
     }
 
+    /// `value` as a `Decimal`, or NaN when a decimal cannot hold it: Foundation's `Decimal(_: Double)` stops on
+    /// infinities, which data (a value read from a store, `1e400` in a predicate) can carry.
+    package static func decimal(_ value: Double) -> Decimal {
+        guard value.isFinite, Swift.abs(value) < 1e165 else { return .nan }
+        return Decimal(value)
+    }
+
     /// The value as a `Decimal`.
     package var decimalValue: Decimal {
         switch self {
         case .int(let v): Decimal(v)
         case .uint(let v): Decimal(v)
-        case .double(let v): Decimal(v)
+        case .double(let v): PredicateNumber.decimal(v)
         case .decimal(let v): v
         }
     }

@@ -1,14 +1,17 @@
 // A recursive-descent parser for Apple's predicate format language ("Predicate Format String Syntax" and "BNF
 // Definition of Cocoa Predicates"). It never backtracks: a parenthesized group is parsed once as "a predicate or an
 // expression" and what follows decides which it was, so parsing is linear in the number of tokens. Nesting is
-// limited, so that hostile input (`((((…`) ends in an error instead of exhausting the stack.
+// limited, so that hostile input (`((((…`, `CAST(CAST(…`) ends in an error instead of exhausting the stack, and so is
+// the height of the tree made (`a + a + … + a` nests to the left): every consumer of the tree walks it recursively
+// (see PredicateTreeHeight).
 //
-// Precedence, loosest first: OR, AND, NOT, comparison; then UNION/INTERSECT/MINUS, + -, * /, **, unary minus,
-// postfix (`.key`, `[index]`), primary.
+// Precedence, loosest first: OR, AND, NOT, comparison; then UNION/INTERSECT/MINUS, the bitwise `|`, `^` and `&`,
+// + -, * /, **, unary minus, postfix (`.key`, `[index]`), primary.
 
 /// Parses format strings into predicates and expressions.
 struct PredicateParser {
-    /// The deepest nesting of parentheses, NOTs and unary minuses accepted.
+    /// The deepest nesting accepted — of parentheses, braces, brackets, function calls, NOTs, unary minuses and
+    /// assignments — and the highest tree a format may make, so that operators chained left to right count too.
     static let maximumDepth = 100
 
     /// A parenthesized group is either until what surrounds it decides.
@@ -91,6 +94,22 @@ struct PredicateParser {
         depth -= 1
     }
 
+    /// `expression`, unless it tops a tree higher than `maximumDepth`; `position` is where the operation that made it
+    /// starts.
+    private func bounded<E: NSExpression>(_ expression: E, at position: Int) throws(PredicateParseFailure) -> E {
+        guard expression.height > Self.maximumDepth else { return expression }
+        throw PredicateParseFailure(
+            position: position, expected: "at most \(Self.maximumDepth) levels of nested or chained operations",
+            found: "more")
+    }
+
+    private func bounded<P: NSPredicate>(_ predicate: P, at position: Int) throws(PredicateParseFailure) -> P {
+        guard predicate.height > Self.maximumDepth else { return predicate }
+        throw PredicateParseFailure(
+            position: position, expected: "at most \(Self.maximumDepth) levels of nested or chained operations",
+            found: "more")
+    }
+
     private func requirePredicate(_ parsed: Parsed) throws(PredicateParseFailure) -> NSPredicate {
         switch parsed {
         case .predicate(let predicate): return predicate
@@ -109,6 +128,7 @@ struct PredicateParser {
     // MARK: Predicates
 
     private mutating func parseOr() throws(PredicateParseFailure) -> Parsed {
+        let position = current.position
         let first = try parseAnd()
         guard isKeyword(.or) || isSymbol(.bars) else { return first }
         var subpredicates = [try requirePredicate(first)]
@@ -116,10 +136,11 @@ struct PredicateParser {
             advance()
             subpredicates.append(try requirePredicate(try parseAnd()))
         }
-        return .predicate(NSCompoundPredicate(type: .or, subpredicates: subpredicates))
+        return .predicate(try bounded(NSCompoundPredicate(type: .or, subpredicates: subpredicates), at: position))
     }
 
     private mutating func parseAnd() throws(PredicateParseFailure) -> Parsed {
+        let position = current.position
         let first = try parseNot()
         guard isKeyword(.and) || isSymbol(.ampersands) else { return first }
         var subpredicates = [try requirePredicate(first)]
@@ -127,16 +148,17 @@ struct PredicateParser {
             advance()
             subpredicates.append(try requirePredicate(try parseNot()))
         }
-        return .predicate(NSCompoundPredicate(type: .and, subpredicates: subpredicates))
+        return .predicate(try bounded(NSCompoundPredicate(type: .and, subpredicates: subpredicates), at: position))
     }
 
     private mutating func parseNot() throws(PredicateParseFailure) -> Parsed {
         guard isKeyword(.not) || isSymbol(.bang) else { return try parseComparison() }
+        let position = current.position
         advance()
         try enter()
         defer { leave() }
         let operand = try requirePredicate(try parseNot())
-        return .predicate(NSCompoundPredicate(type: .not, subpredicates: [operand]))
+        return .predicate(try bounded(NSCompoundPredicate(type: .not, subpredicates: [operand]), at: position))
     }
 
     private mutating func parseComparison() throws(PredicateParseFailure) -> Parsed {
@@ -166,13 +188,12 @@ struct PredicateParser {
                 throw failure("an operator such as ==, <, IN, CONTAINS or BEGINSWITH")
             }
             let comparison = try parseRightSide(left: left, type: type, options: options, modifier: modifier)
-            return .predicate(negated ? NSCompoundPredicate(type: .not, subpredicates: [comparison]) : comparison)
+            guard negated else { return .predicate(comparison) }
+            return .predicate(try bounded(NSCompoundPredicate(type: .not, subpredicates: [comparison]), at: position))
         }
-        let position = current.position
         let left = try parseExpression()
         guard case .expression(let expression) = left else { return left }
         guard let (type, options) = try parseOperator() else { return left }
-        _ = position
         return .predicate(try parseRightSide(left: expression, type: type, options: options, modifier: .direct))
     }
 
@@ -184,8 +205,9 @@ struct PredicateParser {
     ) throws(PredicateParseFailure) -> NSComparisonPredicate {
         let position = current.position
         let right = try requireExpression(try parseExpression(), at: position)
-        return NSComparisonPredicate(
+        let comparison = NSComparisonPredicate(
             leftExpression: left, rightExpression: right, modifier: modifier, type: type, options: options)
+        return try bounded(comparison, at: position)
     }
 
     /// The operator and its `[cd]` options, or `nil` when the current token is not an operator.
@@ -217,14 +239,15 @@ struct PredicateParser {
         advance()
         var options: NSComparisonPredicate.Options = []
         guard case .identifier(let letters, false) = current.kind else {
-            throw failure("string options c, d or n inside [ ]")
+            throw failure("string options c, d, l or n inside [ ]")
         }
         for letter in letters.lowercased() {
             switch letter {
             case "c": options.insert(.caseInsensitive)
             case "d": options.insert(.diacriticInsensitive)
+            case "l": options.insert(.localeSensitive)
             case "n": options.insert(.normalized)
-            default: throw failure("string options c, d or n inside [ ]")
+            default: throw failure("string options c, d, l or n inside [ ]")
             }
         }
         advance()
@@ -235,7 +258,7 @@ struct PredicateParser {
     // MARK: Expressions
 
     private mutating func parseExpression() throws(PredicateParseFailure) -> Parsed {
-        var left = try parseAdditive()
+        var left = try parseBinary()
         while true {
             let make: (NSExpression, NSExpression) -> NSExpression
             switch current.keyword {
@@ -245,53 +268,49 @@ struct PredicateParser {
             default: return left
             }
             guard case .expression(let lhs) = left else { return left }
+            let operation = current.position
             advance()
             let position = current.position
-            let rhs = try requireExpression(try parseAdditive(), at: position)
-            left = .expression(make(lhs, rhs))
+            let rhs = try requireExpression(try parseBinary(), at: position)
+            left = .expression(try bounded(make(lhs, rhs), at: operation))
         }
     }
 
-    private mutating func parseAdditive() throws(PredicateParseFailure) -> Parsed {
-        var left = try parseMultiplicative()
-        while isSymbol(.plus) || isSymbol(.minus) {
-            guard case .expression(let lhs) = left else { return left }
-            let function = isSymbol(.plus) ? "add:to:" : "from:subtract:"
-            advance()
-            let position = current.position
-            let rhs = try requireExpression(try parseMultiplicative(), at: position)
-            left = .expression(NSExpression(forFunction: function, arguments: [lhs, rhs]))
+    /// The binary operators between set operations and unary minus, with their functions, loosest first: `|`, `^`,
+    /// `&` (bitwise, as in C), `+ -`, `* /`, `**`. All associate to the left.
+    private func binaryOperator() -> (function: String, precedence: Int)? {
+        guard case .symbol(let symbol) = current.kind else { return nil }
+        switch symbol {
+        case .bar: return ("bitwiseOr:with:", 1)
+        case .caret: return ("bitwiseXor:with:", 2)
+        case .ampersand: return ("bitwiseAnd:with:", 3)
+        case .plus: return ("add:to:", 4)
+        case .minus: return ("from:subtract:", 4)
+        case .star: return ("multiply:by:", 5)
+        case .slash: return ("divide:by:", 5)
+        case .stars: return ("raise:toPower:", 6)
+        default: return nil
         }
-        return left
     }
 
-    private mutating func parseMultiplicative() throws(PredicateParseFailure) -> Parsed {
-        var left = try parsePower()
-        while isSymbol(.star) || isSymbol(.slash) {
-            guard case .expression(let lhs) = left else { return left }
-            let function = isSymbol(.star) ? "multiply:by:" : "divide:by:"
-            advance()
-            let position = current.position
-            let rhs = try requireExpression(try parsePower(), at: position)
-            left = .expression(NSExpression(forFunction: function, arguments: [lhs, rhs]))
-        }
-        return left
-    }
-
-    private mutating func parsePower() throws(PredicateParseFailure) -> Parsed {
+    /// Binary operators of at least `minimum` precedence, by precedence climbing: a chain of one precedence is a
+    /// loop, and only a tighter operator on the right recurses (at most once per precedence level).
+    private mutating func parseBinary(_ minimum: Int = 1) throws(PredicateParseFailure) -> Parsed {
         var left = try parseUnary()
-        while isSymbol(.stars) {
+        while let (function, precedence) = binaryOperator(), precedence >= minimum {
             guard case .expression(let lhs) = left else { return left }
+            let operation = current.position
             advance()
             let position = current.position
-            let rhs = try requireExpression(try parseUnary(), at: position)
-            left = .expression(NSExpression(forFunction: "raise:toPower:", arguments: [lhs, rhs]))
+            let rhs = try requireExpression(try parseBinary(precedence + 1), at: position)
+            left = .expression(try bounded(NSExpression(forFunction: function, arguments: [lhs, rhs]), at: operation))
         }
         return left
     }
 
     private mutating func parseUnary() throws(PredicateParseFailure) -> Parsed {
         guard isSymbol(.minus) else { return try parsePostfix() }
+        let operation = current.position
         advance()
         try enter()
         defer { leave() }
@@ -308,24 +327,32 @@ struct PredicateParser {
             }
         }
         let zero = NSExpression(forConstantValue: NSNumber(value: 0))
-        return .expression(NSExpression(forFunction: "from:subtract:", arguments: [zero, operand]))
+        return .expression(
+            try bounded(NSExpression(forFunction: "from:subtract:", arguments: [zero, operand]), at: operation))
     }
 
     private mutating func parsePostfix() throws(PredicateParseFailure) -> Parsed {
         var parsed = try parsePrimary()
         while case .expression(let base) = parsed {
+            let operation = current.position
             if isSymbol(.dot) {
-                advance()
-                let key: String
-                switch current.kind {
-                case .identifier(let name, _): key = name
-                case .atIdentifier(let name): key = "@" + name
-                default: throw failure("a key after \".\"")
+                // A run of keys is collected first and joined once: extending the path key by key would copy it for
+                // every key, which is quadratic in a long path.
+                var keys: [String] = []
+                while isSymbol(.dot) {
+                    advance()
+                    switch current.kind {
+                    case .identifier(let name, _): keys.append(name)
+                    case .atIdentifier(let name): keys.append("@" + name)
+                    default: throw failure("a key after \".\"")
+                    }
+                    advance()
                 }
-                advance()
-                parsed = .expression(Self.appendKey(key, to: base))
+                parsed = .expression(try bounded(Self.appendKeys(keys, to: base), at: operation))
             } else if isSymbol(.openBracket) {
                 advance()
+                try enter()
+                defer { leave() }
                 let indexExpression: NSExpression
                 switch current.keyword {
                 case .first?:
@@ -342,8 +369,8 @@ struct PredicateParser {
                     indexExpression = try requireExpression(try parseExpression(), at: position)
                 }
                 try expectSymbol(.closeBracket)
-                parsed = .expression(
-                    NSExpression(forFunction: "objectFrom:withIndex:", arguments: [base, indexExpression]))
+                let indexed = NSExpression(forFunction: "objectFrom:withIndex:", arguments: [base, indexExpression])
+                parsed = .expression(try bounded(indexed, at: operation))
             } else {
                 break
             }
@@ -351,15 +378,17 @@ struct PredicateParser {
         return parsed
     }
 
-    /// `base.key`: extends a key path, or reads a key of another expression's value (`$x.name`).
-    static func appendKey(_ key: String, to base: NSExpression) -> NSExpression {
+    /// `base.k1.k2…`: extends a key path, or reads a key path of another expression's value (`$x.a.b`).
+    static func appendKeys(_ keys: [String], to base: NSExpression) -> NSExpression {
+        let path = keys.joined(separator: ".")
         switch base.kind {
-        case .keyPath(let path, let components, let operand):
-            return NSExpression(kind: .keyPath(path + "." + key, components: components + [key], operand: operand))
+        case .keyPath(let basePath, let components, let operand):
+            return NSExpression(
+                kind: .keyPath(basePath + "." + path, components: components + keys, operand: operand))
         case .evaluatedObject:
-            return NSExpression(kind: .keyPath(key, components: [key], operand: nil))
+            return NSExpression(kind: .keyPath(path, components: keys, operand: nil))
         default:
-            return NSExpression(kind: .keyPath(key, components: [key], operand: base))
+            return NSExpression(kind: .keyPath(path, components: keys, operand: base))
         }
     }
 
@@ -387,7 +416,7 @@ struct PredicateParser {
                 }
             }
             try expectSymbol(.closeBrace)
-            return .expression(NSExpression(forAggregate: elements))
+            return .expression(try bounded(NSExpression(forAggregate: elements), at: token.position))
         case .string(let value):
             advance()
             return .expression(NSExpression(forConstantValue: value))
@@ -404,9 +433,11 @@ struct PredicateParser {
             advance()
             guard isSymbol(.colonEquals) else { return .expression(NSExpression(forVariable: name)) }
             advance()
+            try enter()
+            defer { leave() }
             let position = current.position
             let value = try requireExpression(try parseExpression(), at: position)
-            return .expression(NSExpression(kind: .assignment(name, value)))
+            return .expression(try bounded(NSExpression(kind: .assignment(name, value)), at: token.position))
         case .formatSpecifier(let conversion):
             advance()
             return .expression(try formatArgument(conversion, at: token))
@@ -431,31 +462,38 @@ struct PredicateParser {
         case .falseValue?, .no?: return NSExpression(forConstantValue: NSNumber(value: false))
         case .selfValue?: return NSExpression.expressionForEvaluatedObject()
         case .anyKey?: return NSExpression.expressionForAnyKey()
-        case .subquery?: return try parseSubquery()
-        case .function?: return try parseFunction()
-        case .fetch?: return try parseFetch()
+        case .subquery?: return try bounded(try parseSubquery(), at: token.position)
+        case .function?: return try bounded(try parseFunction(), at: token.position)
+        case .fetch?: return try bounded(try parseFetch(), at: token.position)
         case .cast?:
             try expectSymbol(.openParenthesis)
+            try enter()
+            defer { leave() }
             let value = try parseArgument()
             try expectSymbol(.comma)
             let type = try parseArgument()
             try expectSymbol(.closeParenthesis)
             if let constant = Self.foldedCast(value, type) { return constant }
-            return NSExpression(forFunction: "castObject:toType:", arguments: [value, type])
+            return try bounded(
+                NSExpression(forFunction: "castObject:toType:", arguments: [value, type]), at: token.position)
         case .ternary?:
             try expectSymbol(.openParenthesis)
+            try enter()
+            defer { leave() }
             let condition = try requirePredicate(try parseOr())
             try expectSymbol(.comma)
             let whenTrue = try parseArgument()
             try expectSymbol(.comma)
             let whenFalse = try parseArgument()
             try expectSymbol(.closeParenthesis)
-            return NSExpression(forConditional: condition, trueExpression: whenTrue, falseExpression: whenFalse)
+            let conditional = NSExpression(
+                forConditional: condition, trueExpression: whenTrue, falseExpression: whenFalse)
+            return try bounded(conditional, at: token.position)
         default:
             break
         }
         if isSymbol(.openParenthesis) {
-            return try parseFunctionCall(name, at: token)
+            return try bounded(try parseFunctionCall(name, at: token), at: token.position)
         }
         if token.keyword != nil {
             throw PredicateParseFailure(position: token.position, expected: "an expression", found: name)

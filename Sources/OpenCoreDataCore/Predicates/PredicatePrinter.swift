@@ -20,14 +20,14 @@ enum PredicatePrinter {
         case .all: text = "ALL "
         }
         text += left + " " + operatorName(predicate.predicateOperatorType)
+        // Bits without a letter are not printed: `[]` would not parse back.
+        var letters = ""
         let options = predicate.options
-        if !options.isEmpty {
-            text += "["
-            if options.contains(.caseInsensitive) { text += "c" }
-            if options.contains(.diacriticInsensitive) { text += "d" }
-            if options.contains(.normalized) { text += "n" }
-            text += "]"
-        }
+        if options.contains(.caseInsensitive) { letters += "c" }
+        if options.contains(.diacriticInsensitive) { letters += "d" }
+        if options.contains(.localeSensitive) { letters += "l" }
+        if options.contains(.normalized) { letters += "n" }
+        if !letters.isEmpty { text += "[" + letters + "]" }
         return text + " " + right
     }
 
@@ -240,31 +240,64 @@ enum PredicatePrinter {
     /// predicate parses back equal.
     static func dateLiteral(_ date: Date) -> String {
         let seconds = date.timeIntervalSinceReferenceDate
+        // An infinite interval is written as the number it is, which the format can spell.
+        guard seconds.isFinite else { return "CAST(\(numberLiteral(.double(seconds))), \"NSDate\")" }
         var text = String(format: "%.6f", seconds)
         if Double(text) != seconds { text = String(seconds) }
         return "CAST(\(text), \"NSDate\")"
     }
 
-    /// A string in double quotes, with `"` and `\` escaped and control characters written as escapes.
+    /// A string in double quotes, with `"` and `\` escaped and control characters written as escapes. The parser
+    /// reads characters, not scalars, so the literal keeps the string's characters apart: a backslash or quote that
+    /// combining marks extend is one character that is neither an escape nor the end, and is written as it is; a
+    /// character that would join what the literal puts before it (a combining mark after a quote or an escape) is
+    /// written as `\u` escapes.
     static func stringLiteral(_ string: String) -> String {
         var text = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\t": text += "\\t"
-            case "\r": text += "\\r"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    text +=
-                        "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                        + String(scalar.value, radix: 16)
-                } else {
-                    text.unicodeScalars.append(scalar)
+        for character in string {
+            let scalars = character.unicodeScalars
+            let first = scalars[scalars.startIndex]
+            if joinsWhatPrecedes(first) {
+                for scalar in scalars { text += unicodeEscape(scalar) }
+                continue
+            }
+            if first == "\\" || first == "\"", scalars.count > 1 {
+                text.unicodeScalars.append(contentsOf: scalars)
+                continue
+            }
+            for scalar in scalars {
+                switch scalar {
+                case "\"": text += "\\\""
+                case "\\": text += "\\\\"
+                case "\n": text += "\\n"
+                case "\t": text += "\\t"
+                case "\r": text += "\\r"
+                default:
+                    if scalar.value < 0x20 || scalar.value == 0x7F {
+                        text += unicodeEscape(scalar)
+                    } else {
+                        text.unicodeScalars.append(scalar)
+                    }
                 }
             }
         }
         return text + "\""
+    }
+
+    /// Whether `scalar` extends the character before it (a combining mark, a joiner, a variation selector…).
+    /// Nothing below U+0300 does.
+    private static func joinsWhatPrecedes(_ scalar: Unicode.Scalar) -> Bool {
+        guard scalar.value >= 0x300 else { return false }
+        var pair = "a"
+        pair.unicodeScalars.append(scalar)
+        return pair.count == 1
+    }
+
+    /// `\uXXXX`, or a surrogate pair of them above U+FFFF.
+    private static func unicodeEscape(_ scalar: Unicode.Scalar) -> String {
+        String(scalar).utf16.map { unit in
+            let digits = String(unit, radix: 16)
+            return "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+        }.joined()
     }
 }

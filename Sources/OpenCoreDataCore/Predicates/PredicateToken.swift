@@ -13,7 +13,7 @@ struct PredicateToken {
         case variable(String)
         /// `%@`, `%K`, `%d`…: the conversion character(s) after `%`, without length modifiers.
         case formatSpecifier(String)
-        /// Punctuation and operators: `( ) { } [ ] , . == != < <= > >= && || ! + - * / ** :=`…
+        /// Punctuation and operators: `( ) { } [ ] , . == != < <= > >= && || ! + - * / ** & | ^ :=`…
         case symbol(PredicateSymbol)
         case end
     }
@@ -69,6 +69,9 @@ enum PredicateSymbol: String {
     case equalsGreater = "=>"
     case ampersands = "&&"
     case bars = "||"
+    case ampersand = "&"
+    case bar = "|"
+    case caret = "^"
     case bang = "!"
     case plus = "+"
     case minus = "-"

@@ -60,6 +60,10 @@ struct BinaryPropertyListReader {
     private let offsets: [Int]
     private let topObject: Int
 
+    /// Keyed archives refer to objects by UID, so their arrays and dictionaries nest a few levels; a list nesting
+    /// deeper is refused, since reading it, like releasing the values read, recurses once per level.
+    static let maximumDepth = 512
+
     init(_ data: Data) throws {
         bytes = Array(data)
         guard bytes.count >= 40, bytes[0..<6].elementsEqual(Array("bplist".utf8)) else {
@@ -143,6 +147,9 @@ struct BinaryPropertyListReader {
         if let cached = cache[index] { return cached }
         guard inProgress.insert(index).inserted else {
             throw Failure(description: "object \(index) contains itself")
+        }
+        guard inProgress.count <= Self.maximumDepth else {
+            throw Failure(description: "arrays and dictionaries nest more than \(Self.maximumDepth) deep")
         }
         defer { inProgress.remove(index) }
         let offset = offsets[index]

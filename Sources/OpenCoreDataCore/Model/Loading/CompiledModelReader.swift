@@ -79,6 +79,7 @@ struct CompiledModelReader {
             if own.count != entity._ownProperties.count { entity.properties = own }
         }
         try LoadedModelChecks.checkDestinations(of: model, url: url)
+        try LoadedModelChecks.checkDerivations(of: model, url: url)
         let byName = model.entitiesByName
         for entry in try archive.entries(root["NSConfigurations"]) {
             guard let name = try archive.string(entry.key) else { continue }
@@ -166,8 +167,9 @@ struct CompiledModelReader {
                 description._isAscending = itemObject["NSAscending"]?.bool ?? true
                 elements.append(description)
             }
-            let description = NSFetchIndexDescription(
-                name: try archive.string(index["NSIndexName"]) ?? "", elements: elements)
+            let indexName = try archive.string(index["NSIndexName"]) ?? ""
+            try LoadedModelChecks.checkIndexName(indexName, entity: name, url: url)
+            let description = NSFetchIndexDescription(name: indexName, elements: elements)
             if let predicate = try archive.object(index["NSPartialIndexPredicate"]) {
                 description._partialIndexPredicate = try ArchivedPredicateDecoder(archive: archive).predicate(predicate)
             }

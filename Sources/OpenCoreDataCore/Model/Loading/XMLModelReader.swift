@@ -19,6 +19,7 @@ struct XMLModelReader {
             entities.append(try makeEntity(entity))
         }
         model.entities = entities
+        try LoadedModelChecks.checkDerivations(of: model, url: fileURL)
         let byName = model.entitiesByName
         for entity in source.entities {
             for case .fetchedProperty(let fetched) in entity.properties {

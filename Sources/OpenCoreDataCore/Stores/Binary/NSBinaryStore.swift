@@ -42,8 +42,12 @@ final class NSBinaryStore: NSAtomicStore, @unchecked Sendable {
     override func loadMetadata() throws {
         guard let url else { return try super.loadMetadata() }
         guard let file = try Self.readFile(at: url) else {
-            // A new store: the file is written by the first save.
             try super.loadMetadata()
+            // A new store: written empty now, as Apple's binary store does, so that it is on disk once it is added.
+            if !isReadOnly, !StoreLocation.isDevNull(url), let model = persistentStoreCoordinator?.managedObjectModel {
+                metadata = _metadataRecordingModel(model)
+                try save()
+            }
             return
         }
         metadata = file.metadata

@@ -151,7 +151,9 @@ extension NSSQLiteStore: PersistentStoreBatchExecuting {
                     }
                     attributes = byName
                 }
-                let value = attribute._derivationExpression?.expressionValue(with: attributes, context: nil)
+                let value = try PredicateFunctionDispatch.throwingEvaluationFailures(
+                    "Deriving '\(attribute._name)' of entity '\(entity.name)'"
+                ) { attribute._derivationExpression?.expressionValue(with: attributes, context: nil) }
                 let stored = StoredValue.attributeValue(value, type: type) ?? .null
                 statement.bind(try SQLiteValueCoding.sqliteValue(stored, type: type, attribute: attribute), at: index)
             case .foreignKey, .foreignEntity:

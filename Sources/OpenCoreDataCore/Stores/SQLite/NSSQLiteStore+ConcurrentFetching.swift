@@ -28,11 +28,14 @@ extension NSSQLiteStore: PersistentStoreConcurrentFetching {
                     return .count(Int(try statement.scalarInteger(plan.arguments) ?? 0))
                 }
                 return .candidates(
-                    try _rows(plan, connection: connection, mapping: mapping, values: true, storeReference: reference))
+                    try _rows(
+                        plan, of: entity.table, connection: connection, mapping: mapping, values: true,
+                        storeReference: reference))
             }
             let plan = generator.plan(request, entity: entity, selection: wantsValues ? .rows : .keys)
             let rows = try _rows(
-                plan, connection: connection, mapping: mapping, values: wantsValues || !plan.isComplete,
+                plan, of: entity.table, connection: connection, mapping: mapping,
+                values: wantsValues || !plan.isComplete,
                 storeReference: reference)
             return plan.isComplete ? .rows(rows) : .candidates(rows)
         } catch let error as SQLiteError {

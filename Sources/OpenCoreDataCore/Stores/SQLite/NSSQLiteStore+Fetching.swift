@@ -85,18 +85,22 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                     let statement = try connection.statement(plan.sql)
                     return .count(Int(try statement.scalarInteger(plan.arguments) ?? 0))
                 }
-                return .candidates(_remember(try _rows(plan, connection: connection, mapping: mapping, values: true)))
+                return .candidates(
+                    _remember(try _rows(plan, of: entity.table, connection: connection, mapping: mapping, values: true))
+                )
             }
             let wantsValues = request.includesPropertyValues && request.resultType != .managedObjectIDResultType
             let batchSize = wantsValues ? request.fetchBatchSize : 0
             let plan = SQLiteQueryGenerator(mapping: mapping, store: self).plan(
                 request, entity: entity, selection: wantsValues && batchSize == 0 ? .rows : .keys)
             guard plan.isComplete else {
-                let rows = _remember(try _rows(plan, connection: connection, mapping: mapping, values: true))
+                let rows = _remember(
+                    try _rows(plan, of: entity.table, connection: connection, mapping: mapping, values: true))
                 try _prefetch(request.relationshipKeyPathsForPrefetching, of: rows, mapping: mapping)
                 return .candidates(rows)
             }
-            var rows = try _rows(plan, connection: connection, mapping: mapping, values: wantsValues && batchSize == 0)
+            var rows = try _rows(
+                plan, of: entity.table, connection: connection, mapping: mapping, values: wantsValues && batchSize == 0)
             if wantsValues, batchSize == 0 { _remember(rows) }
             if batchSize > 0 {
                 rows = try _batch(rows, size: batchSize, connection: connection, mapping: mapping)
@@ -108,33 +112,33 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         }
     }
 
-    /// Runs `plan` and decodes its rows, with IDs that hold `storeReference` (the store's current one if `nil`).
+    /// Runs `plan` over `table` and decodes its rows, with IDs that hold `storeReference` (the store's current one if
+    /// `nil`).
     func _rows(
-        _ plan: SQLiteFetchPlan, connection: SQLiteConnection, mapping: SQLiteModelMapping, values: Bool,
-        storeReference: ObjectIDStoreReference? = nil
+        _ plan: SQLiteFetchPlan, of table: SQLiteTable, connection: SQLiteConnection, mapping: SQLiteModelMapping,
+        values: Bool, storeReference: ObjectIDStoreReference? = nil
     ) throws -> [StoreRow] {
         let statement = try connection.statement(plan.sql)
         statement.bind(plan.arguments)
         var rows: [StoreRow] = []
         var destinations = SQLiteDestinationIDCache(storeReference: storeReference)
         while try statement.step() {
-            if let row = _decodeRow(statement, mapping: mapping, values: values, destinations: &destinations) {
-                rows.append(row)
-            }
+            rows.append(
+                try _decodeRow(statement, of: table, mapping: mapping, values: values, destinations: &destinations))
         }
         statement.reset()
         return rows
     }
 
-    /// The row at the statement's cursor (`Z_PK`, `Z_ENT`, `Z_OPT`, then the table's columns if `values`).
-    /// Rows of entities the model does not know are skipped. `destinations` keeps the last to-one destination ID
-    /// made, which the next row usually names again (the children of one parent come together).
+    /// The row of `table` at the statement's cursor (`Z_PK`, `Z_ENT`, `Z_OPT`, then the table's columns if
+    /// `values`). `destinations` keeps the last to-one destination ID made, which the next row usually names again
+    /// (the children of one parent come together).
     func _decodeRow(
-        _ statement: SQLiteStatement, mapping: SQLiteModelMapping, values: Bool, offset: Int32 = 0,
-        destinations: inout SQLiteDestinationIDCache
-    ) -> StoreRow? {
+        _ statement: SQLiteStatement, of table: SQLiteTable, mapping: SQLiteModelMapping, values: Bool,
+        offset: Int32 = 0, destinations: inout SQLiteDestinationIDCache
+    ) throws -> StoreRow {
         let key = statement.int64(offset)
-        guard let entity = mapping.entity(number: statement.int64(offset + 1)) else { return nil }
+        let entity = try _rowEntity(statement.int64(offset + 1), key: key, table: table.name, mapping: mapping)
         let version = statement.int64(offset + 2)
         let objectID = destinations.rowID(entity: entity.entity, key: key, store: self)
         guard values else { return StoreRow(objectID: objectID, values: [], version: version) }
@@ -203,11 +207,32 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
     }
 
     /// `_decodeRow` with a destination cache of its own, for one row.
-    func _decodeRow(_ statement: SQLiteStatement, mapping: SQLiteModelMapping, values: Bool, offset: Int32 = 0)
-        -> StoreRow?
-    {
+    func _decodeRow(
+        _ statement: SQLiteStatement, of table: SQLiteTable, mapping: SQLiteModelMapping, values: Bool,
+        offset: Int32 = 0
+    ) throws -> StoreRow {
         var destinations = SQLiteDestinationIDCache()
-        return _decodeRow(statement, mapping: mapping, values: values, offset: offset, destinations: &destinations)
+        return try _decodeRow(
+            statement, of: table, mapping: mapping, values: values, offset: offset, destinations: &destinations)
+    }
+
+    /// The entity that row `key` of `table` names in its `Z_ENT` column. A number that names no entity of the
+    /// model, or one stored in another table, means the file does not hold what its metadata says: the read fails
+    /// with the row named, rather than drop the row or read it with another entity's columns.
+    func _rowEntity(_ number: Int64, key: Int64, table: String, mapping: SQLiteModelMapping) throws
+        -> SQLiteEntityMapping
+    {
+        if let entity = mapping.entity(number: number), entity.table.name == table { return entity }
+        let named = mapping.entity(number: number).map {
+            "entity \($0.entity._name ?? ""), stored in table \($0.table.name)"
+        }
+        throw coreDataError(
+            CocoaError.Code.fileReadCorruptFile.rawValue,
+            """
+            The store at \(_url?.path ?? "(unknown)") is damaged: row \(key) of table \(table) has Z_ENT \(number), \
+            which names \(named ?? "no entity of the model")
+            """,
+            userInfo: _url.map { [NSURLErrorKey: $0, NSFilePathErrorKey: $0.path] } ?? [:])
     }
 
     // MARK: One object
@@ -233,7 +258,8 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             let statement = try connection.statement(entity.table.selectByPrimaryKeySQL)
             statement.bind(key, at: 1)
             defer { statement.reset() }
-            guard try statement.step(), let row = _decodeRow(statement, mapping: mapping, values: true),
+            guard try statement.step(),
+                case let row = try _decodeRow(statement, of: entity.table, mapping: mapping, values: true),
                 row.objectID._entity._name == objectID._entity._name
             else {
                 _snapshots[objectID] = nil
@@ -262,9 +288,9 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             statement.bind(SQLiteTable.keyList(group.keys), at: 1)
             var destinations = SQLiteDestinationIDCache()
             while try statement.step() {
-                if let row = _decodeRow(statement, mapping: mapping, values: true, destinations: &destinations) {
-                    rows.append(row)
-                }
+                rows.append(
+                    try _decodeRow(
+                        statement, of: group.table, mapping: mapping, values: true, destinations: &destinations))
             }
             statement.reset()
         }
@@ -371,9 +397,9 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 var rows: [StoreRow] = []
                 var destinations = SQLiteDestinationIDCache()
                 while try statement.step() {
-                    if let row = _decodeRow(statement, mapping: mapping, values: true, destinations: &destinations) {
-                        rows.append(row)
-                    }
+                    rows.append(
+                        try _decodeRow(
+                            statement, of: table, mapping: mapping, values: true, destinations: &destinations))
                 }
                 statement.reset()
                 return _remember(rows)
@@ -382,7 +408,9 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             statement.bind(key, at: 1)
             var destinations: [StoreRow] = []
             while try statement.step() {
-                guard let entity = mapping.entity(number: statement.int64(1)) else { continue }
+                let entity = try _rowEntity(
+                    statement.int64(1), key: statement.int64(0), table: Self._destinationTable(storage),
+                    mapping: mapping)
                 let destination = NSManagedObjectID(
                     entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0)))
                 // Only the key: the row cache's copy may be older than the asking context accepts.
@@ -390,13 +418,21 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             }
             statement.reset()
             return destinations
-        } catch {
+        } catch let error as SQLiteError {
             throw error.coreDataError(url: _url, action: "fetching from")
         }
     }
 
     /// `SELECT destination key, destination entity[, source key] …` for one source (`?`) or, with `many`, for a
     /// JSON array of sources, in the relationship's order.
+    /// The table of the destinations stored as `storage`.
+    private static func _destinationTable(_ storage: SQLiteToManyStorage) -> String {
+        switch storage {
+        case .foreignKey(let table, _, _): table.name
+        case .join(let join): join.destinationTable
+        }
+    }
+
     private static func _destinationsSQL(_ storage: SQLiteToManyStorage, mapping: SQLiteModelMapping, many: Bool)
         -> String
     {
@@ -467,10 +503,8 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             statement.bind(SQLiteTable.keyList(byKey.keys), at: 1)
             var destinationIDs = SQLiteDestinationIDCache()
             while try statement.step() {
-                guard
-                    let row = _decodeRow(
-                        statement, mapping: mapping, values: true, offset: 1, destinations: &destinationIDs)
-                else { continue }
+                let row = try _decodeRow(
+                    statement, of: table, mapping: mapping, values: true, offset: 1, destinations: &destinationIDs)
                 destinations[statement.int64(0), default: []].append(row.objectID)
                 rows.append(row)
             }
@@ -481,7 +515,9 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             statement.bind(SQLiteTable.keyList(byKey.keys), at: 1)
             var all: [NSManagedObjectID] = []
             while try statement.step() {
-                guard let entity = mapping.entity(number: statement.int64(1)) else { continue }
+                let entity = try _rowEntity(
+                    statement.int64(1), key: statement.int64(0), table: Self._destinationTable(storage),
+                    mapping: mapping)
                 let destination = NSManagedObjectID(
                     entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0)))
                 destinations[statement.int64(2), default: []].append(destination)

@@ -466,7 +466,10 @@ extension NSSQLiteStore {
             guard slot < change.values.count else { return .null }
             return try _storable(change.values[slot], type: type, attribute: attribute, of: change.object)
         case .derived(_, let type, let attribute):
-            let value = attribute._derivationExpression?.expressionValue(with: change.object, context: nil)
+            // A derivation naming a key the entity lacks fails the save (inside its transaction) rather than stop.
+            let value = try PredicateFunctionDispatch.throwingEvaluationFailures(
+                "Deriving '\(attribute._name)' of entity '\(change.object._entity._name ?? "")'"
+            ) { attribute._derivationExpression?.expressionValue(with: change.object, context: nil) }
             let stored = StoredValue.attributeValue(value, type: type) ?? .null
             return try _storable(stored, type: type, attribute: attribute, of: change.object)
         case .foreignKey(let slot), .foreignEntity(let slot):

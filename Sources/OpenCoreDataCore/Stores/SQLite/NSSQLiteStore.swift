@@ -159,9 +159,11 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw coreDataError(
                 NSPersistentStoreOpenError, "A SQLite store is created for a coordinator's model; add it to one")
         }
+        // Names that cannot become SQL are refused before a file is made.
+        let mapping = SQLiteModelMapping(model: model, configuration: _configurationName)
+        try mapping.checkIdentifiers(url: url)
         let connection = try _open(url, readOnly: false, create: true)
         do {
-            let mapping = SQLiteModelMapping(model: model, configuration: _configurationName)
             // An entity hierarchy shares one table: one too wide for SQLite would fail with "too many columns".
             let limit = Int(sqlite3_limit(connection.handle, SQLITE_LIMIT_COLUMN, -1))
             if let table = mapping.tables.first(where: { $0.columns.count + 3 > limit }) {
@@ -234,6 +236,12 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw coreDataError(NSPersistentStoreOpenError, "The SQLite store was not opened")
         }
         let mapping = _mapping ?? SQLiteModelMapping(model: model, configuration: configuration)
+        do {
+            try mapping.checkIdentifiers(url: url)
+        } catch {
+            _close()
+            throw error
+        }
         if !_createdStore, let metadata = _metadata,
             !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata)
         {

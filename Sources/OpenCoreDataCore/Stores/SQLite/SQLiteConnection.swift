@@ -66,11 +66,15 @@ final class SQLiteConnection {
             sql: sql)
     }
 
-    /// Runs SQL that returns no rows (one or several statements, no parameters): schema statements and pragmas.
+    /// Runs one statement without parameters whose rows, if any, are not needed: schema statements, transactions
+    /// and pragmas. Like every statement here it is prepared alone: SQL holding a second statement is refused rather
+    /// than run, so that text built from a model or a file can never smuggle one in (`sqlite3_exec` would run them
+    /// all).
     func execute(_ sql: String) throws(SQLiteError) {
         if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(sql) }
-        let code = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard code == SQLITE_OK else { throw error(code, sql: sql) }
+        let statement = try prepare(sql, persistent: false)
+        defer { statement.finalize() }
+        while try statement.step() {}
     }
 
     /// The cached prepared statement for `sql`, reset and ready to bind.
@@ -104,12 +108,57 @@ final class SQLiteConnection {
         return statement
     }
 
-    /// A new prepared statement that is not cached (the caller finalizes it).
-    func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    /// A new prepared statement that is not cached (the caller finalizes it). `sql` must hold exactly one statement
+    /// (comments and white space around it are fine): SQLite compiles only the first statement of a string and would
+    /// silently ignore the rest, so a string with more is refused with `SQLITE_MISUSE`.
+    func prepare(_ sql: String, persistent: Bool = true) throws(SQLiteError) -> SQLiteStatement {
         var pointer: OpaquePointer?
-        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
-        guard code == SQLITE_OK, let pointer else { throw error(code, sql: sql) }
-        return SQLiteStatement(handle: pointer, sql: sql, connection: self)
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let result: Result<Void, SQLiteError> = sql.withCString { text in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v3(handle, text, -1, flags, &pointer, &tail)
+            guard code == SQLITE_OK, pointer != nil else {
+                return .failure(code == SQLITE_OK ? Self.empty(sql) : error(code, sql: sql))
+            }
+            guard let tail, Self.holdsAnotherStatement(tail, on: handle) else { return .success(()) }
+            return .failure(
+                SQLiteError(
+                    code: SQLITE_MISUSE, message: "the SQL holds more than one statement; each is prepared alone",
+                    sql: sql))
+        }
+        switch result {
+        case .success: return SQLiteStatement(handle: pointer!, sql: sql, connection: self)
+        case .failure(let failure):
+            if let pointer { sqlite3_finalize(pointer) }
+            throw failure
+        }
+    }
+
+    private static func empty(_ sql: String) -> SQLiteError {
+        SQLiteError(code: SQLITE_MISUSE, message: "the SQL holds no statement", sql: sql)
+    }
+
+    /// Whether the text after a prepared statement holds another one. Usually it is empty; otherwise SQLite itself
+    /// decides, by preparing what follows, so that comments and white space in any form count as nothing.
+    private static func holdsAnotherStatement(_ tail: UnsafePointer<CChar>, on handle: OpaquePointer) -> Bool {
+        var rest = tail
+        while rest.pointee != 0 {
+            if rest.pointee == 0x20 || (rest.pointee >= 0x09 && rest.pointee <= 0x0D) {
+                rest += 1
+                continue
+            }
+            var next: OpaquePointer?
+            var after: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v2(handle, rest, -1, &next, &after)
+            if let next {
+                sqlite3_finalize(next)
+                return true
+            }
+            // A syntax error after the statement is another statement too, if a broken one.
+            guard code == SQLITE_OK, let after, after > rest else { return true }
+            rest = after
+        }
+        return false
     }
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE.

@@ -84,6 +84,7 @@ struct SQLiteLightweightMigration {
     }
 
     private mutating func run() throws {
+        try destination.checkIdentifiers(url: url)
         if let problem = try source.structuralMismatch(in: connection) {
             throw Unsupported(description: "the store's tables do not match its model: \(problem)")
         }

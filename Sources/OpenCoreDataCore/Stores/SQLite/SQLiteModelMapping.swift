@@ -33,6 +33,8 @@ final class SQLiteModelMapping {
     let tables: [SQLiteTable]
     let joinTables: [SQLiteJoinTable]
     let derivedCounts: [SQLiteDerivedCount]
+    /// A many-to-many relationship whose join table would be another one's (see `identifierProblem()`).
+    let sharedJoinTable: (entity: String, relationship: String, table: String)?
     private let byName: [String: SQLiteEntityMapping]
     /// The mappings by entity number (`Z_ENT`), which every fetched row names: numbers are small and dense, so an
     /// array indexed by them.
@@ -174,6 +176,7 @@ final class SQLiteModelMapping {
         var joins: [ObjectIdentifier: SQLiteJoin] = [:]
         var joinTables: [SQLiteJoinTable] = []
         var joinTableNames = Set<String>()
+        var sharedJoinTable: (entity: String, relationship: String, table: String)?
         for mapping in entities {
             for case let relationship as NSRelationshipDescription in mapping.entity._ownProperties
             where relationship.isToMany && !relationship._isTransient && joins[ObjectIdentifier(relationship)] == nil {
@@ -216,10 +219,14 @@ final class SQLiteModelMapping {
                         SQLiteJoinTable(
                             name: name, firstColumn: first, secondColumn: second,
                             orderColumns: [ownerOrder, otherOrder].compactMap { $0 }))
+                } else if sharedJoinTable == nil {
+                    // Names equal but for case (`tags` and `Tags`) would put two relationships' rows in one table.
+                    sharedJoinTable = (mapping.name, owner._name, name)
                 }
             }
         }
         self.joinTables = joinTables
+        self.sharedJoinTable = sharedJoinTable
         self.joins = joins
 
         // Derived counts, from each entity's own derived attributes; slots are laid out when first used.

@@ -81,6 +81,10 @@ struct SQLiteQueryGenerator {
             sql: sql, arguments: context.arguments, isComplete: isComplete, untranslatable: untranslatable)
     }
 
+    /// The highest predicate translated to SQL; a higher one is left to memory. SQLite's parser gives up on SQL
+    /// nested about a hundred parentheses deep ("parser stack overflow"), and a level of a predicate takes up to two.
+    static let maximumPredicateHeight = 40
+
     /// The conditions that select the rows of `scope`'s entity (with its subentities, if asked) that `predicate`
     /// matches, and why SQL cannot express the conjuncts it leaves out. Each conjunct that SQL can express narrows
     /// the rows even when another one cannot be expressed (the rows are then candidates for memory to finish).
@@ -100,6 +104,10 @@ struct SQLiteQueryGenerator {
         var untranslatable: [String] = []
         if let predicate {
             for conjunct in Self.conjuncts(of: predicate) {
+                guard conjunct.height <= Self.maximumPredicateHeight else {
+                    untranslatable.append("a predicate nested more than \(Self.maximumPredicateHeight) levels deep")
+                    continue
+                }
                 let checkpoint = context.checkpoint(scope)
                 do {
                     conditions.append(try condition(conjunct, in: scope))

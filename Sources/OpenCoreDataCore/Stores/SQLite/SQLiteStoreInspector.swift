@@ -57,9 +57,10 @@ package enum SQLiteStoreInspector {
                 if let table {
                     if counts[table] == nil {
                         var byEntity: [Int64: Int] = [:]
-                        // The table name comes from sqlite_master, not from the user.
+                        // The table name comes from the file, which may be hostile: quoted, quotes doubled.
+                        let quoted = table.replacingOccurrences(of: "\"", with: "\"\"")
                         let statement = try connection.prepare(
-                            "SELECT Z_ENT, COUNT(*) FROM \"\(table)\" GROUP BY Z_ENT")
+                            "SELECT Z_ENT, COUNT(*) FROM \"\(quoted)\" GROUP BY Z_ENT")
                         defer { statement.finalize() }
                         while try statement.step() { byEntity[statement.int64(0)] = Int(statement.int64(1)) }
                         counts[table] = byEntity

@@ -48,6 +48,13 @@ enum SQLiteStoreMetadata {
         }
         var metadata: [String: Any] = [:]
         if !plist.isEmpty {
+            // Core Data writes the metadata as a binary property list. Foundation's reader recurses once per level
+            // of nesting, so the list is walked first by one that refuses nesting deeper than metadata ever has.
+            do {
+                _ = try BinaryPropertyListReader(plist).read()
+            } catch {
+                throw Problem.damaged("its metadata (Z_METADATA.Z_PLIST) is not a binary property list: \(error)")
+            }
             guard
                 let decoded = try? PropertyListSerialization.propertyList(from: plist, options: [], format: nil)
                     as? [String: Any]
