@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "OpenCoreDataShim", targets: ["OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore"]),
         .executable(name: "coredata", targets: ["coredata"]),
         .plugin(name: "CoreDataModelCodeGenerator", targets: ["CoreDataModelCodeGenerator"]),
+        .plugin(name: "OpenCoreDataFoundationNames", targets: ["OpenCoreDataFoundationNames"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
@@ -59,6 +60,12 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["CoreDataModelGenerator", "CoreDataModelCompiler"]
         ),
+        // Names OpenCoreData's NSPredicate & co. for files of a target that import only Foundation.
+        .plugin(
+            name: "OpenCoreDataFoundationNames",
+            capability: .buildTool(),
+            dependencies: ["CoreDataModelGenerator"]
+        ),
         // An app using a model bundle and the classes the plugin generates from it.
         .executableTarget(
             name: "CompanyExample",
@@ -95,6 +102,9 @@ let package = Package(
         .testTarget(name: "ImportFoundationFirstTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"]),
         .testTarget(name: "ImportOpenCoreDataFirstTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"]),
         .testTarget(name: "ImportShimTests", dependencies: ["OpenCoreDataShim", "OpenCoreDataCore"]),
+        .testTarget(
+            name: "FoundationOnlyImportTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"],
+            plugins: ["OpenCoreDataFoundationNames"]),
         // Patterns found in public Core Data code ported to Linux, in Apple's spelling, in files that import
         // Foundation first (as real files do), so that they could run unchanged against Apple's Core Data.
         .testTarget(

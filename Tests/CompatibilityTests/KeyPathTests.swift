@@ -23,12 +23,16 @@ import OpenCoreData
         #expect((\Book.format as AnyKeyPath)._kvcKeyPathString == "format")
         #expect((\Book.author?.name as AnyKeyPath)._kvcKeyPathString == "author.name")
         #expect((\Author.books as AnyKeyPath)._kvcKeyPathString == "books")
+        #expect((\Double.self as AnyKeyPath)._kvcKeyPathString == "self")
+        #expect((\Book.self as AnyKeyPath)._kvcKeyPathString == "self")
     }
 
     @Test func keyPathsThroughOtherPropertiesHaveNoKeyString() {
         #expect((\Book.displayTitle as AnyKeyPath)._kvcKeyPathString == nil)
         #expect((\Book.title?.count as AnyKeyPath)._kvcKeyPathString == nil)
         #expect((\Author.books.count as AnyKeyPath)._kvcKeyPathString == nil)
+        #expect((\Book.tags as AnyKeyPath)._kvcKeyPathString == "tags")
+        #expect((\Book.tags[0].isEmpty as AnyKeyPath)._kvcKeyPathString == nil)
     }
 
     @Test func fetchesSortAndFilterByKeyPathKeys() throws {

@@ -54,3 +54,16 @@ private func make<T: NSManagedObject>(_ type: T.Type, in context: NSManagedObjec
         #expect(note.objectID.isTemporaryID == false && inherited.objectID != note.objectID)
     }
 }
+
+@Suite struct EntitylessManagedObjectTests {
+    /// Apple's framework lets code make an object with `init()` (complaining that the designated initializer was not
+    /// called); code uses such objects as stand-ins, for example as arguments of a sort descriptor's comparator.
+    @Test func anObjectMadeWithInitIsAStandIn() {
+        let first = Book()
+        let second = Book()
+        #expect(first !== second)
+        #expect(first.managedObjectContext == nil)
+        let descriptor = NSSortDescriptor(key: "title", ascending: true) { _, _ in .orderedAscending }
+        #expect(descriptor.comparator(first, second) == .orderedAscending)
+    }
+}

@@ -267,6 +267,9 @@ extension NSManagedObjectContext {
         }
         if object._context === self { return }
         precondition(
+            object._entity !== NSManagedObject._noEntity,
+            "insert(_:) of an object made with init(), which has no entity: make it with init(context:)")
+        precondition(
             object._entity._model === _model || _model.entitiesByName[object._entity._name ?? ""] != nil,
             "The entity '\(object._entity._name ?? "")' is not part of the context's model")
         object._context = self

@@ -36,14 +36,13 @@ open class NSFetchedResultsController<ResultType>: NSObject {
     /// A controller for the results of `fetchRequest` in `context`, divided into sections by the values of
     /// `sectionNameKeyPath` (one section if `nil`).
     ///
-    /// - Precondition: `fetchRequest` has at least one sort descriptor.
+    /// Apple's documentation asks for at least one sort descriptor, and sections need the first one to order the
+    /// objects by section (`performFetch()` throws if they are not); without sections and sort descriptors the
+    /// results come in the store's order, as they do on Apple platforms today.
     public init(
         fetchRequest: NSFetchRequest<ResultType>, managedObjectContext context: NSManagedObjectContext,
         sectionNameKeyPath: String?, cacheName name: String?
     ) {
-        precondition(
-            !(fetchRequest.sortDescriptors ?? []).isEmpty,
-            "An instance of NSFetchedResultsController requires a fetch request with sort descriptors")
         _fetchRequest = fetchRequest
         _engine = FetchedResultsEngine(
             context: context, sectionNameKeyPath: sectionNameKeyPath, cacheName: name)

@@ -94,6 +94,9 @@ enum ManagedKeyPath {
 
     private static func probe(_ keyPath: AnyKeyPath) -> Resolution {
         let keyPathType = type(of: keyPath)
+        // The identity key path (`\Double.self`) names the object itself, as key-value coding's `self` does.
+        func identity<Root>(_: Root.Type) -> AnyKeyPath { \Root.self }
+        if keyPath == _openExistential(keyPathType.rootType, do: identity) { return .key("self") }
         guard let rootClass = keyPathType.rootType as? NSManagedObject.Type else {
             return .none(reason: "its root \(keyPathType.rootType) is not an NSManagedObject subclass")
         }
@@ -151,7 +154,11 @@ enum ManagedKeyPath {
     /// A value of `type` to hand back from a probe's property whose type the storage does not know, if one can be
     /// made without knowing the type.
     static func placeholder<T>(of type: T.Type) -> T? {
-        func empty<A: ExpressibleByArrayLiteral>(_: A.Type) -> A { [] }
+        // An array holds one stand-in element where one can be made, so that a key path that goes on into the
+        // array (`\Item.tags[0].isEmpty`, which has no key string) reads it instead of trapping out of range.
+        func empty<A: ExpressibleByArrayLiteral>(_: A.Type) -> A {
+            placeholder(of: A.ArrayLiteralElement.self).map { A(arrayLiteral: $0) } ?? []
+        }
         func emptyDictionary<D: ExpressibleByDictionaryLiteral>(_: D.Type) -> D { [:] }
         func emptyString<S: ExpressibleByStringLiteral>(_: S.Type) -> S { "" }
         func zero<I: ExpressibleByIntegerLiteral>(_: I.Type) -> I { 0 }

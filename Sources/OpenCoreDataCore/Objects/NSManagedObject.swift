@@ -96,6 +96,19 @@ open class NSManagedObject: NSObject {
         }
     }
 
+    /// An object with no entity, as Apple's framework makes one (with the same complaint) when code calls `init()`
+    /// instead of a designated initializer. It holds no properties: reading or writing one stops the program, and
+    /// it cannot be inserted or saved. Code uses such objects as placeholders (arguments of comparators in tests).
+    public override convenience init() {
+        let message =
+            "CoreData: error: Failed to call designated initializer on NSManagedObject class '\(type(of: self))'\n"
+        FileHandle.standardError.write(Data(message.utf8))
+        self.init(entity: NSManagedObject._noEntity, insertInto: nil)
+    }
+
+    /// The entity of objects made with `init()`.
+    static let _noEntity = NSEntityDescription()
+
     /// Creates an object of the entity whose class is this class, and inserts it into `context`.
     ///
     /// ```swift

@@ -23,6 +23,7 @@ final class Book: NSManagedObject {
     @Managed var title: String?
     @Managed var pages: Int16
     @Managed var format: Format
+    @Managed var tags: [String]
     @Managed var author: Author?
 
     /// Not a model property: a key path through it has no Core Data key.
@@ -81,7 +82,8 @@ enum LibraryModel {
         author.properties = [attribute("name", .stringAttributeType), attribute("born", .dateAttributeType), books]
         book.properties = [
             attribute("title", .stringAttributeType), attribute("pages", .integer16AttributeType, default: 0),
-            attribute("format", .integer16AttributeType, default: 0), writtenBy,
+            attribute("format", .integer16AttributeType, default: 0), attribute("tags", .transformableAttributeType),
+            writtenBy,
         ]
         let note = NSEntityDescription()
         note.name = "Note"
