@@ -151,6 +151,42 @@ import Testing
         #expect(try Self.strayFiles(in: directory) == [])
     }
 
+    /// A tool killed with SIGKILL half-way through a step loses nothing: the store is byte for byte as it was and
+    /// opens with its version, nothing but the step's hidden scratch file is left beside it, and the tool migrates the
+    /// store when run again.
+    @Test func aToolKilledHalfWayLeavesTheStoreAsItWas() throws {
+        let directory = SQLiteTestDirectory()
+        let bundle = try Self.inventoryBundle(in: directory)
+        let count = 20_000
+        let store = try Self.inventoryStore(
+            (0..<count).map { ("BOX-\($0)", $0 % 100) }, bundle: bundle, in: directory)
+        let before = MigrationCorpus.contents(of: store)
+        let mapping = try #require(Bundle.module.url(forResource: "Inventory1to2", withExtension: "cdm"))
+        let arguments = ["migrate", store.path, "--model", bundle.path, "--mapping", mapping.path]
+        // The first line of the progress bar comes a tenth of a second into the step, 20,000 objects before its end.
+        let (killed, status, output) = try CoreDataTool.run(arguments) { output in
+            output.split(separator: "\n").contains { $0.hasPrefix("Step 1/1") && !$0.hasSuffix(" 100%") }
+        }
+        #expect(killed && status == SIGKILL, "\(output)")
+        #expect(!output.contains("Migrated "))
+        #expect(MigrationCorpus.contents(of: store) == before)
+        let versions = try NSManagedObjectModel.versionsOfModel(at: bundle)
+        let old = try SQLiteStack.coordinator(versions[0].model, at: store)
+        let context = SQLiteStack.context(old)
+        #expect(
+            try context.performAndWait { try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Item")) }
+                == count)
+        try SQLiteStack.close(old)
+        #expect(
+            try Self.strayFiles(in: directory).allSatisfy {
+                $0.hasPrefix(".") && $0.contains(".Inventory.sqlite.migrating-")
+            })
+
+        let (again, text) = try CoreDataTool.run(arguments)
+        #expect(again == 0, "\(text)")
+        #expect(try Self.rows(of: "Item", at: store) == count)
+    }
+
     /// wibosco's store of version 1 goes to version 4 in two steps: its own mapping model to version 2 (which renames
     /// `color` to `hexColor` by a value expression), then an inferred step for the rest.
     @Test(.enabled(if: SQLiteCorpus.isAvailable))
