@@ -12,7 +12,7 @@ import Testing
             NSPredicate(format: "birthday > %@", date as NSDate).predicateFormat
                 == "birthday > CAST(86400.000000, \"NSDate\")")
         #expect(NSPredicate(format: "name IN %@", ["a", "b"] as NSArray).predicateFormat == "name IN {\"a\", \"b\"}")
-        #expect(NSPredicate(format: "parent == %@", NSNull()).predicateFormat == "parent == nil")
+        #expect(NSPredicate(format: "parent == %@", NSNull()).predicateFormat == "parent == <null>")
     }
 
     @Test func keyPathArguments() {

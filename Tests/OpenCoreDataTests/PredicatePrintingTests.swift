@@ -13,7 +13,7 @@ import Testing
         #expect(NSExpression(forConstantValue: 3.0).expressionFormat == "3")
         #expect(NSExpression(forConstantValue: true).expressionFormat == "1")
         #expect(NSExpression(forConstantValue: nil).expressionFormat == "nil")
-        #expect(NSExpression(forConstantValue: NSNull()).expressionFormat == "nil")
+        #expect(NSExpression(forConstantValue: NSNull()).expressionFormat == "<null>")
         #expect(NSExpression(forConstantValue: [1, 2]).expressionFormat == "{1, 2}")
         #expect(NSExpression(forConstantValue: ["a"]).expressionFormat == "{\"a\"}")
         let date = Date(timeIntervalSinceReferenceDate: 599_529_600)

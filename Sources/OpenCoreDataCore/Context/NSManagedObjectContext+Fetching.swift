@@ -186,6 +186,7 @@ extension NSManagedObjectContext {
                     registered._values = row.values
                     registered._committed = row.values
                     registered._version = row.version
+                    registered._applyTransientDefaults()
                     if !asFaults {
                         registered._flags.remove(.fault)
                         registered.awakeFromFetch()

@@ -138,7 +138,8 @@ extension NSManagedObjectContext {
             ])
     }
 
-    /// After a save: the contexts that asked to follow this one's parent (or coordinator) merge the changes.
+    /// After a save: the contexts that asked to follow this one's parent (or coordinator) merge the changes, and
+    /// so do this context's own children that asked to follow it, since what it saved is their parent's save.
     func _propagateSaveToOtherContexts(
         inserted: [NSManagedObjectID], updated: [NSManagedObjectID], deleted: [NSManagedObjectID]
     ) {
@@ -148,6 +149,7 @@ extension NSManagedObjectContext {
         } else if let parent = _parentContext {
             followers = parent._children.compactMap(\.context)
         }
+        followers += _children.compactMap(\.context)
         for context in followers where context !== self && context._automaticallyMergesChangesFromParent {
             let ids = UncheckedSendable((inserted, updated, deleted))
             context.perform {

@@ -192,6 +192,7 @@ extension NSManagedObjectContext {
             object._values = row.values
             object._committed = row.values
             object._version = row.version
+            object._applyTransientDefaults()
             object.awakeFromFetch()
         } else {
             precondition(

@@ -151,7 +151,13 @@ extension NSManagedObjectContext {
         precondition(
             !_isSaving,
             "save() of context \(_debugName) was called while it was already saving (from willSave or a notification)")
-        guard hasChanges else { return }
+        guard hasChanges else {
+            // Nothing to write but store metadata set through the coordinator: Apple's save writes that too.
+            if parent == nil, let coordinator = _coordinator, coordinator._hasUnsavedMetadata {
+                _ = try coordinator._commit(StoreSaveChanges(), from: self)
+            }
+            return
+        }
         guard let parent = _parentStore else {
             throw coreDataError(
                 NSPersistentStoreSaveError,

@@ -41,6 +41,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _options: [AnyHashable: Any]?
     var _identifier: String?
     var _metadata: [String: Any]?
+    /// Metadata set through the coordinator and not yet saved: the next save of a context writes it, even if the
+    /// context has no changed objects.
+    var _metadataNeedsSave = false
     var _isReadOnly: Bool
     /// What object IDs of this store hold (see `_objectIDReference`).
     var _cachedObjectIDReference: ObjectIDStoreReference?

@@ -139,6 +139,18 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
 
     func _commit(_ changes: StoreSaveChanges, from context: NSManagedObjectContext) throws -> StoreSaveResult {
         try _withLock {
+            let result = try _commitObjects(changes)
+            // Stores whose metadata was set since they last saved write it now, with or without objects.
+            for store in _stores where store._metadataNeedsSave {
+                _ = try _backend(of: store).save(StoreSaveChanges())
+                store._metadataNeedsSave = false
+            }
+            return result
+        }
+    }
+
+    private func _commitObjects(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
+        do {
             func noStore(_ objectID: NSManagedObjectID) -> Error {
                 coreDataError(
                     NSPersistentStoreSaveError, "The object \(objectID) has no persistent store to be saved to")

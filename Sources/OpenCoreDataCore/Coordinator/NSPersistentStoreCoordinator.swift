@@ -90,7 +90,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     @discardableResult
     open func addPersistentStore(
         ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
-        options: [AnyHashable: Any]?
+        options: [AnyHashable: Any]? = nil
     ) throws -> NSPersistentStore {
         guard let storeClass = NSPersistentStoreCoordinator.storeClass(forType: storeType) else {
             throw coreDataError(
@@ -238,9 +238,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         _withLock { store.metadata ?? [:] }
     }
 
-    /// Sets the metadata of a store; it is written with the store's next save.
+    /// Sets the metadata of a store; it is written with the next save of a context of this coordinator, whether
+    /// or not that save has objects for the store.
     open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
-        _withLock { store.metadata = metadata ?? [:] }
+        _withLock {
+            store.metadata = metadata ?? [:]
+            store._metadataNeedsSave = !store.isReadOnly
+        }
+    }
+
+    /// Whether a store has metadata set and not yet saved.
+    var _hasUnsavedMetadata: Bool {
+        _withLock { _stores.contains { $0._metadataNeedsSave } }
     }
 
     /// The metadata of the store of `storeType` at `url`, read without adding the store.

@@ -38,6 +38,9 @@ final class EntityCache: @unchecked Sendable {
     /// The values a newly inserted object starts with: attribute defaults, and to-many relationships that load
     /// (as empty, for a new object) when first touched.
     let initialValues: StoredValues
+    /// The transient attributes with default values, and those values: a stored object loaded from its store
+    /// starts with them, as its persistent attributes start with the stored values.
+    let transientDefaults: [(slot: Int, value: StoredValue)]
     /// The hash of the entity's name, which object IDs mix into theirs (IDs of equal names are equal).
     let nameHash: Int
 
@@ -116,5 +119,11 @@ final class EntityCache: @unchecked Sendable {
             }
         }
         initialValues = initial
+        transientDefaults = slots.indices.compactMap { index in
+            guard !slots[index].isPersistent, case .attribute = slots[index].kind, case let value = initial[index],
+                !value.isNull
+            else { return nil }
+            return (index, value)
+        }
     }
 }

@@ -276,6 +276,8 @@ extension NSManagedObject {
     @inline(never)
     func _storageValueForUndefinedKey<T>(_ key: String, as type: T.Type) -> _ManagedStorageValue {
         guard _layout === ManagedKeyPath.probeLayout else {
+            // `@Managed var primitiveName` beside `@Managed var name`: the stored value, without notifications.
+            if let slot = _primitiveAccessorSlot(key) { return _ManagedStorageValue(stored: _resolvedValue(at: slot)) }
             _ = _slot(forKey: key)
             preconditionFailure("unreachable: '\(key)' is not a property of the entity")
         }
@@ -313,6 +315,11 @@ extension NSManagedObject {
 
     /// Sets a `@Managed` property from its stored form; `type` is the property's declared type, for messages.
     public func _setManagedStorageValue(_ value: _ManagedStorageValue, of type: Any.Type, forKey key: String) {
+        if _layout.slotByName[key] == nil, let slot = _primitiveAccessorSlot(key) {
+            _setPrimitiveValueThroughKeyValueCoding(
+                _publicValue(value.stored, slot: slot), forKey: _layout.slots[slot].name)
+            return
+        }
         let slot = _slot(forKey: key, "setValue:forUndefinedKey:")
         let stored = value.stored
         switch _layout.kinds[slot] {

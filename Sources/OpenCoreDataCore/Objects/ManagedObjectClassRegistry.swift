@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Finds the `NSManagedObject` subclass an entity names (`managedObjectClassName`), and the entity a subclass
@@ -15,6 +16,8 @@ enum ManagedObjectClassRegistry {
         var resolved: [String: NSManagedObject.Type] = [:]
         var models: [WeakModelReference] = []
         var imageIndex: [String: [String]]?
+        /// Classes whose ambiguous `entity()` was reported (once per class, not per call).
+        var warnedAmbiguous: Set<ObjectIdentifier> = []
     }
 
     private struct WeakModelReference {
@@ -86,7 +89,31 @@ enum ManagedObjectClassRegistry {
             }
             return found
         }
+        if let warning = ambiguityWarning(for: objectClass),
+            state.withLock({ $0.warnedAmbiguous.insert(ObjectIdentifier(objectClass)).inserted })
+        {
+            FileHandle.standardError.write(Data((warning + "\n").utf8))
+        }
         return findEntity(for: objectClass, in: nil)
+    }
+
+    /// Apple's warning when the models in use give a class different entities, so that `entity()` without a
+    /// context cannot know which one is meant (it answers with the newest model's). Copies of one model agree.
+    static func ambiguityWarning(for objectClass: NSManagedObject.Type) -> String? {
+        let models = state.withLock { $0.models.compactMap(\.model) }
+        var hashes = Set<Data>()
+        for model in models {
+            for entity in model._entities {
+                guard let name = entity._managedObjectClassName, className(name, names: objectClass) else { continue }
+                hashes.insert(entity.versionHash)
+            }
+        }
+        guard hashes.count > 1 else { return nil }
+        return """
+            CoreData: warning: Multiple NSEntityDescriptions claim the NSManagedObject subclass \
+            '\(String(reflecting: objectClass))' so +entity is unable to disambiguate. Make objects with \
+            init(context:) or init(entity:insertInto:), and fetch requests with NSFetchRequest(entityName:)
+            """
     }
 
     private static func findEntity(for objectClass: NSManagedObject.Type, in given: [NSManagedObjectModel]?)

@@ -27,12 +27,29 @@ extension NSManagedObject {
         case "isFault", "fault": return NSNumber(value: isFault)
         case "hasChanges": return NSNumber(value: hasChanges)
         default:
+            if let slot = _primitiveAccessorSlot(key) { return _publicValue(_resolvedValue(at: slot), slot: slot) }
             _ = _slot(forKey: key)
             return nil
         }
     }
 
+    /// The slot that a primitive accessor key names: `primitiveName` for the property `name`, as Core Data
+    /// generates `primitiveName`/`setPrimitiveName:` for every modeled property. `nil` for any other key.
+    func _primitiveAccessorSlot(_ key: String) -> Int? {
+        let prefix = "primitive"
+        guard key.utf8.count > prefix.utf8.count, key.hasPrefix(prefix) else { return nil }
+        let stem = key.dropFirst(prefix.count)
+        guard let first = stem.first, first.isUppercase else { return nil }
+        // `primitiveName` is `name`; a property that starts with capitals (`URL`) keeps them.
+        if let slot = _layout.slotByName[first.lowercased() + stem.dropFirst()] { return slot }
+        return _layout.slotByName[String(stem)]
+    }
+
     func _setValueThroughKeyValueCoding(_ value: Any?, forKey key: String) {
+        if _layout.slotByName[key] == nil, let slot = _primitiveAccessorSlot(key) {
+            _setPrimitiveValueThroughKeyValueCoding(value, forKey: _layout.slots[slot].name)
+            return
+        }
         let slot = _slot(forKey: key, "setValue:forUndefinedKey:")
         switch _layout.kinds[slot] {
         case .attribute(let type), .derived(let type):

@@ -78,6 +78,7 @@ open class NSManagedObject: NSObject {
             if let values = existing.pointee.values {
                 _values = values
                 _committed = values
+                _applyTransientDefaults()
                 _version = existing.pointee.version
             } else {
                 _flags = .fault
@@ -168,6 +169,15 @@ open class NSManagedObject: NSObject {
     }
 
     /// The values a new object starts with: the attribute defaults; to-many relationships start empty.
+    /// Gives the transient attributes of an object just loaded from its store their default values (a parent
+    /// context, which stands in for the store of its children, may hand over transient values of its own).
+    @inline(__always)
+    func _applyTransientDefaults() {
+        let defaults = _layout.transientDefaults
+        if defaults.isEmpty { return }
+        for (slot, value) in defaults where _values[slot].isNull { _values[slot] = value }
+    }
+
     func _initialValues() -> StoredValues {
         _layout.initialValues
     }

@@ -26,7 +26,7 @@ extension NSExpression {
     /// subexpressions.
     public var constantValue: Any? {
         switch kind {
-        case .constant(let value): return value
+        case .constant(let value): return _isNullObject ? NSNull() : value
         case .symbolicIndex(let index): return index.rawValue
         case .aggregate(let expressions): return expressions
         default: wrongType("constantValue")

@@ -132,8 +132,14 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
 
     /// Creates an expression that always returns `obj`.
     public convenience init(forConstantValue obj: Any?) {
-        self.init(kind: .constant(PredicateValueComparison.unwrap(obj)))
+        let value = PredicateValueComparison.unwrap(obj)
+        self.init(kind: .constant(value))
+        // Evaluation and SQL treat `NSNull` as no value; only the description and `constantValue` tell them apart.
+        if value == nil, obj is NSNull { _isNullObject = true }
     }
+
+    /// Whether the expression is the constant `NSNull()` (which prints as `<null>`) rather than `nil`.
+    var _isNullObject = false
 
     /// Returns an expression that evaluates to the object the predicate is evaluated against (`SELF`).
     open class func expressionForEvaluatedObject() -> NSExpression {

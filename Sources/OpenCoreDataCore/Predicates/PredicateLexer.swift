@@ -288,6 +288,11 @@ private struct Reader {
             return PredicateToken(kind: try readNumber(), position: start)
         case UInt8(ascii: "%"):
             return PredicateToken(kind: .formatSpecifier(try readFormatSpecifier()), position: start)
+        case UInt8(ascii: "<") where bytes[offset...].starts(with: "<null>".utf8):
+            // How `NSNull` constants print (its description): read back as the null constant it stands for.
+            offset += 6
+            column += 6
+            return PredicateToken(kind: .identifier("nil", escaped: false), position: start, keyword: .nilValue)
         default:
             return PredicateToken(kind: .symbol(try readSymbol(byte)), position: start)
         }

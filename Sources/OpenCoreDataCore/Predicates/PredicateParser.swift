@@ -599,7 +599,8 @@ struct PredicateParser {
         argumentIndex += 1
         switch conversion {
         case "@":
-            return NSExpression(forConstantValue: argument)
+            // `NSNull` stays itself, so that the predicate prints it as `<null>`, as Apple's does.
+            return NSExpression(forConstantValue: arguments[argumentIndex - 1] is NSNull ? NSNull() : argument)
         case "K":
             guard let argument, let keyPath = PredicateValueComparison.string(argument) else {
                 throw PredicateParseFailure(

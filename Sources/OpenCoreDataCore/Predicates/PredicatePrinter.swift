@@ -81,7 +81,7 @@ enum PredicatePrinter {
     static func format(_ expression: NSExpression) -> String {
         switch expression.kind {
         case .constant(let value):
-            return constant(value)
+            return expression._isNullObject ? "<null>" : constant(value)
         case .evaluatedObject:
             return "SELF"
         case .variable(let name):
@@ -202,6 +202,8 @@ enum PredicatePrinter {
     /// A constant as Apple prints it: strings quoted, numbers plain, `nil`, dates as `CAST(…, "NSDate")`,
     /// collections in braces.
     static func constant(_ value: Any?) -> String {
+        // `NSNull` in a collection prints as its description; no value at all prints as the literal `nil`.
+        if value is NSNull { return "<null>" }
         guard let value = PredicateValueComparison.unwrap(value) else { return "nil" }
         if let number = PredicateNumber(value) { return numberLiteral(number) }
         if let string = PredicateValueComparison.string(value) { return stringLiteral(string) }

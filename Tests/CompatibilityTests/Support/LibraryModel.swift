@@ -13,6 +13,8 @@ final class Author: NSManagedObject {
     @Managed var name: String?
     @Managed var born: Date?
     @Managed var books: Set<Book>
+    /// Transient: held by each object in memory only, starting from the model's default value.
+    @Managed var mood: String?
 }
 
 final class Book: NSManagedObject {
@@ -25,6 +27,24 @@ final class Book: NSManagedObject {
     @Managed var format: Format
     @Managed var tags: [String]
     @Managed var author: Author?
+
+    /// Core Data's primitive accessors for `title` and `pages`, for custom accessors such as `shelfTitle`.
+    @Managed var primitiveTitle: String?
+    @Managed var primitivePages: NSNumber?
+
+    /// A custom accessor in the style Apple's guide shows: notifications around the primitive value.
+    var shelfTitle: String? {
+        get {
+            willAccessValue(forKey: "title")
+            defer { didAccessValue(forKey: "title") }
+            return primitiveTitle
+        }
+        set {
+            willChangeValue(forKey: "title")
+            primitiveTitle = newValue?.trimmingCharacters(in: .whitespaces)
+            didChangeValue(forKey: "title")
+        }
+    }
 
     /// Not a model property: a key path through it has no Core Data key.
     var displayTitle: String { "\(title ?? "Untitled") (\(pages) pages)" }
@@ -79,7 +99,11 @@ enum LibraryModel {
         books.inverseRelationship = writtenBy
         writtenBy.inverseRelationship = books
 
-        author.properties = [attribute("name", .stringAttributeType), attribute("born", .dateAttributeType), books]
+        let mood = attribute("mood", .stringAttributeType, default: "curious")
+        mood.isTransient = true
+        author.properties = [
+            attribute("name", .stringAttributeType), attribute("born", .dateAttributeType), mood, books,
+        ]
         book.properties = [
             attribute("title", .stringAttributeType), attribute("pages", .integer16AttributeType, default: 0),
             attribute("format", .integer16AttributeType, default: 0), attribute("tags", .transformableAttributeType),
