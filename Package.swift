@@ -109,6 +109,17 @@ let package = Package(
         // Foundation first (as real files do), so that they could run unchanged against Apple's Core Data.
         .testTarget(
             name: "CompatibilityTests", dependencies: ["OpenCoreData", "OpenCoreDataShim", "OpenCoreDataCore"]),
+        // The store conformance suite: one body of tests that every store must pass, with the sample stores that
+        // exercise the public store API. A library rather than a test target, so that the test target of each store
+        // — here, and in packages with stores of their own (the PostgreSQL store) — runs the same cases against its
+        // store; it uses only OpenCoreData's public API.
+        .target(
+            name: "StoreConformance",
+            dependencies: ["OpenCoreData", "OpenCoreDataCore"],
+            path: "Tests/StoreConformance"
+        ),
+        .testTarget(
+            name: "StoreConformanceTests", dependencies: ["StoreConformance", "OpenCoreData", "OpenCoreDataCore"]),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [

@@ -92,8 +92,8 @@ import Testing
                 case .candidates(let rows):
                     let objects = rows.map { context.object(with: $0.objectID) }
                     return (Set(objects.filter { predicate.evaluate(with: $0) }.map(\.objectID)), memory, false)
-                case .count:
-                    Issue.record("a count for an object fetch")
+                case .count, .objects:
+                    Issue.record("a count or registered objects from the SQLite store's object fetch")
                     return ([], memory, false)
                 }
             }

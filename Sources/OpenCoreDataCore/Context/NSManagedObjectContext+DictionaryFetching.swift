@@ -10,20 +10,20 @@ extension NSManagedObjectContext {
                 NSPersistentStoreOperationError,
                 "The context \(_debugName) has no persistent store coordinator to fetch dictionaries from")
         }
-        return try coordinator._withLock {
-            var stores = coordinator._stores(for: entity)
-            if let affected = request.affectedStores {
-                stores = stores.filter { store in affected.contains { $0 === store } }
-            }
-            var rows: [NSDictionary] = []
-            for store in stores {
-                if let fetching = try coordinator._backend(of: store) as? PersistentStoreDictionaryFetching {
+        var stores = coordinator._withLock { coordinator._stores(for: entity) }
+        if let affected = request.affectedStores {
+            stores = stores.filter { store in affected.contains { $0 === store } }
+        }
+        var rows: [NSDictionary] = []
+        for store in stores {
+            try store._serialized {
+                if let fetching = try coordinator._backend(of: store, for: self) as? PersistentStoreDictionaryFetching {
                     rows += try fetching.fetchDictionaries(fetch)
                 } else {
                     rows += try NSManagedObjectContext._emulate(fetch, in: store)
                 }
             }
-            return rows
         }
+        return rows
     }
 }

@@ -173,8 +173,8 @@ extension NSManagedObjectContext {
     }
 
     /// Runs a batch request in each store that holds `entity` (one writable store for an insertion), natively where
-    /// the store executes batch requests itself (`backend` non-nil) and through a private context otherwise — under
-    /// the coordinator's lock, so that no save of another context interleaves.
+    /// the store executes batch requests itself (`backend` non-nil) and through a private context otherwise — with
+    /// the store to itself, so that no save of another context interleaves.
     private func _executeBatch(
         entity: NSEntityDescription, affectedStores: [NSPersistentStore]?, inserting: Bool,
         _ body: (NSPersistentStore, PersistentStoreBatchExecuting?) throws -> StoreBatchOutcome
@@ -184,28 +184,26 @@ extension NSManagedObjectContext {
                 NSPersistentStoreOperationError,
                 "The context \(_debugName) has no persistent store coordinator to execute the batch request with")
         }
-        return try coordinator._withLock {
-            var stores = coordinator._stores(for: entity)
-            if let affectedStores {
-                stores = stores.filter { store in affectedStores.contains { $0 === store } }
-            }
-            if inserting {
-                guard let store = stores.first(where: { !$0.isReadOnly }) ?? stores.first else {
-                    throw coreDataError(
-                        NSPersistentStoreSaveError,
-                        """
-                        No persistent store holds entity '\(entity._name ?? "")': add a store whose configuration \
-                        includes it before inserting
-                        """)
-                }
-                stores = [store]
-            }
-            var outcome = StoreBatchOutcome()
-            for store in stores {
-                let backend = try coordinator._backend(of: store)
-                outcome.add(try body(store, backend as? PersistentStoreBatchExecuting))
-            }
-            return outcome
+        var stores = coordinator._withLock { coordinator._stores(for: entity) }
+        if let affectedStores {
+            stores = stores.filter { store in affectedStores.contains { $0 === store } }
         }
+        if inserting {
+            guard let store = stores.first(where: { !$0.isReadOnly }) ?? stores.first else {
+                throw coreDataError(
+                    NSPersistentStoreSaveError,
+                    """
+                    No persistent store holds entity '\(entity._name ?? "")': add a store whose configuration \
+                    includes it before inserting
+                    """)
+            }
+            stores = [store]
+        }
+        var outcome = StoreBatchOutcome()
+        for store in stores {
+            let backend = try coordinator._backend(of: store, for: self)
+            try store._serialized { outcome.add(try body(store, backend as? PersistentStoreBatchExecuting)) }
+        }
+        return outcome
     }
 }

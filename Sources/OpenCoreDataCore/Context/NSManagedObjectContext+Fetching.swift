@@ -134,6 +134,7 @@ extension NSManagedObjectContext {
             case .candidates(let rows):
                 objects = _register(rows, for: request)
                 mustFilter = true
+            case .objects(let found): objects = _adopt(found, for: request)
             case .count: objects = []
             }
         case .rows(let rows):
@@ -141,16 +142,23 @@ extension NSManagedObjectContext {
         case .candidates(let rows):
             objects = _register(rows, for: request)
             mustFilter = true
+        case .objects(let found):
+            objects = _adopt(found, for: request)
         }
 
-        if mustFilter, let predicate = request.predicate {
-            objects = objects.filter { predicate.evaluate(with: $0) }
-        }
-        if pending {
-            objects = _foldPendingChanges(into: objects, request: request, entity: entity)
-        }
-        if mustFilter || pending, let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            objects = objects.sorted(using: descriptors)
+        if mustFilter || pending {
+            let wasEvaluating = _isEvaluatingFetch
+            _isEvaluatingFetch = true
+            defer { _isEvaluatingFetch = wasEvaluating }
+            if mustFilter, let predicate = request.predicate {
+                objects = objects.filter { predicate.evaluate(with: $0) }
+            }
+            if pending {
+                objects = _foldPendingChanges(into: objects, request: request, entity: entity)
+            }
+            if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+                objects = objects.sorted(using: descriptors)
+            }
         }
         if mustFilter || pending {
             if request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
@@ -217,6 +225,15 @@ extension NSManagedObjectContext {
             objects.append(object)
         }
         return objects
+    }
+
+    /// Objects a store registered in this context itself (an incremental store's answer): loaded now if the request
+    /// wants them with their values, as fetched objects are.
+    func _adopt(_ found: [NSManagedObject], for request: NSFetchRequest<NSFetchRequestResult>) -> [NSManagedObject] {
+        if request.includesPropertyValues, !request.returnsObjectsAsFaults {
+            for object in found where object._flags.contains(.fault) { _fulfillFault(of: object) }
+        }
+        return found
     }
 
     /// Adds matching inserted and changed objects, removes deleted ones and those that no longer match.

@@ -36,6 +36,9 @@ extension NSManagedObjectContext {
     func _register(_ object: NSManagedObject) {
         _registry[object._objectID] = Unmanaged.passUnretained(object)
         if _retainsRegisteredObjects { _retained[ObjectIdentifier(object)] = object }
+        if object._objectID._storeReference?.tracksRegistration == true {
+            _tellStores(registered: true, [object._objectID])
+        }
     }
 
     /// The registered objects, held strongly: what loops that change objects (and so may release others, which
@@ -54,7 +57,14 @@ extension NSManagedObjectContext {
     @inline(__always)
     func _removeFromRegistry(_ object: NSManagedObject) {
         let address = Unmanaged.passUnretained(object).toOpaque()
-        _registry.removeValue(forKey: object._objectID) { $0.toOpaque() == address }
+        var removed = false
+        _registry.removeValue(forKey: object._objectID) {
+            removed = $0.toOpaque() == address
+            return removed
+        }
+        if removed, object._objectID._storeReference?.tracksRegistration == true {
+            _tellStores(registered: false, [object._objectID])
+        }
     }
 
     /// Called from an object's `deinit`: it is no longer registered.
@@ -82,9 +92,11 @@ extension NSManagedObjectContext {
         let oldID = object._objectID
         if _registry[oldID]?.takeUnretainedValue() === object {
             _registry[oldID] = nil
+            if oldID._storeReference?.tracksRegistration == true { _tellStores(registered: false, [oldID]) }
         }
         object._objectID = newID
         _registry[newID] = Unmanaged.passUnretained(object)
+        if newID._storeReference?.tracksRegistration == true { _tellStores(registered: true, [newID]) }
         if oldID.isTemporaryID, !newID.isTemporaryID, !_children.isEmpty { _successors[oldID] = newID }
     }
 
@@ -176,6 +188,8 @@ extension NSManagedObjectContext {
     func _fulfillFault(of object: NSManagedObject) {
         guard object._flags.contains(.fault) else { return }
         if !object._values.isEmpty {
+            // Values read while a fetch is evaluated in memory leave the object a fault, as the fetch returns it.
+            if _isEvaluatingFetch { return }
             // Fetched with its values: firing the fault only makes them visible.
             object._flags.remove(.fault)
             object.awakeFromFetch()
@@ -186,6 +200,12 @@ extension NSManagedObjectContext {
             row = nil
         } else {
             row = try? _parentStore?._row(for: object._objectID, for: self)
+        }
+        if let row, _isEvaluatingFetch {
+            object._values = row.values
+            object._committed = row.values
+            object._version = row.version
+            return
         }
         object._flags.remove(.fault)
         if let row {

@@ -471,6 +471,7 @@ extension NSManagedObjectContext {
         let objects = _registry.values.map { $0.takeUnretainedValue() }
         _registry = [:]
         _retained = [:]
+        _tellStores(registered: false, objects.map(\._objectID))
         for object in objects {
             object._context = nil
             _giveUpValues(of: object)

@@ -17,14 +17,14 @@ extension NSManagedObjectContext {
         _assertOnQueue()
         let temporary = objects.filter { $0._objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !temporary.isEmpty else { return }
-        guard let coordinator = persistentStoreCoordinator, let backend = store as? PersistentStoreBackend,
-            store.persistentStoreCoordinator === coordinator
+        guard let coordinator = persistentStoreCoordinator, store.persistentStoreCoordinator === coordinator,
+            let backend = try? coordinator._backend(of: store, for: self)
         else {
             throw coreDataError(
                 NSPersistentStoreOperationError,
                 "Cannot assign objects to the store \(store): it is not a store of the context's coordinator")
         }
-        let ids = try coordinator._withLock { try backend.permanentIDs(for: temporary) }
+        let ids = try store._serialized { try backend.permanentIDs(for: temporary) }
         for (object, id) in zip(temporary, ids) { _changeID(of: object, to: id) }
     }
 }

@@ -27,6 +27,8 @@ public enum NSManagedObjectContextConcurrencyType: UInt, Sendable {
 /// or an `async` main): a command-line program that uses a main-queue context from the main thread may call it
 /// directly; one that schedules work with `perform(_:)` on it must keep the main queue running.
 open class NSManagedObjectContext: NSObject, @unchecked Sendable {
+    // @unchecked: a context's state is used on its queue only (`perform`, `performAndWait`; the concurrency debug
+    // switch checks it), as Apple's rule for contexts is; its queue is set when it is made.
     /// How a context confines its work (Apple's type is `NSManagedObjectContextConcurrencyType`).
     public typealias ConcurrencyType = NSManagedObjectContextConcurrencyType
 
@@ -71,6 +73,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var _eventTouched: [NSManagedObject] = []
     @exclusivity(unchecked) var _hasEventChanges = false
     @exclusivity(unchecked) var _isSaving = false
+    /// The context evaluates a fetch's predicate and sort order in memory (for a store that handed out candidates):
+    /// the objects it reads stay faults, as the fetch returns them (see `_fulfillFault(of:)`).
+    @exclusivity(unchecked) var _isEvaluatingFetch = false
     /// The context executes one batch request for a store without batch support of its own (see
     /// `NSManagedObjectContext+BatchEmulation.swift`): its objects are plain `NSManagedObject`s, it posts no
     /// notifications, its saves check deny rules only and are merged nowhere.
@@ -127,6 +132,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // reach back into this context's registry while it is being walked.
         let objects = _registry.values.map { $0.takeUnretainedValue() }
         _registry = [:]
+        _tellStores(registered: false, objects.map(\._objectID))
         for object in objects {
             object._context = nil
         }
@@ -253,6 +259,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Identifies a private queue as belonging to a context.
     final class QueueToken: @unchecked Sendable {
+        // @unchecked: `context` is a weak reference, which Swift reads and clears atomically; nothing else.
         weak var context: NSManagedObjectContext?
         init(_ context: NSManagedObjectContext) { self.context = context }
     }

@@ -19,6 +19,7 @@ public enum NSMergePolicyType: UInt, Sendable {
 /// context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
 /// ```
 open class NSMergePolicy: NSObject, @unchecked Sendable {
+    // @unchecked: `mergeType` is a constant; a policy has no other state.
     public let mergeType: NSMergePolicyType
 
     public init(merge ty: NSMergePolicyType) {
@@ -67,6 +68,7 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
 
 /// A conflict found when saving: the object changed in the store since the context last saw it.
 open class NSMergeConflict: NSObject, @unchecked Sendable {
+    // @unchecked: every property is a constant; `sourceObject` is used on its context's queue, as any managed object.
     /// The object of the saving context.
     public let sourceObject: NSManagedObject
     /// The values as the saving context last saw them (the object's committed values).
@@ -82,6 +84,33 @@ open class NSMergeConflict: NSObject, @unchecked Sendable {
 
     let _storeRow: StoreRow?
     let _changedInStore: SlotSet
+
+    /// A conflict a store found while saving: `srcObject` changed in the store since its context read it (at
+    /// version `oldvers`), and the store now has version `newvers` (0 if the object was deleted there). A store that
+    /// finds conflicts in its own transaction (another process wrote meanwhile) throws them in an error of code
+    /// `NSManagedObjectMergeError` under `NSPersistentStoreSaveConflictsErrorKey`; the saving context's merge policy
+    /// then resolves them against what the store answers for each object.
+    ///
+    /// ```swift
+    /// let conflict = NSMergeConflict(source: object, newVersion: 3, oldVersion: 2,
+    ///                                cachedSnapshot: nil, persistedSnapshot: ["name": "Ann"])
+    /// throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectMergeError,
+    ///               userInfo: [NSPersistentStoreSaveConflictsErrorKey: [conflict]])
+    /// ```
+    public init(
+        source srcObject: NSManagedObject, newVersion newvers: Int, oldVersion oldvers: Int,
+        cachedSnapshot cachesnap: [String: Any]?, persistedSnapshot persnap: [String: Any]?
+    ) {
+        sourceObject = srcObject
+        _storeRow = nil
+        _changedInStore = SlotSet()
+        oldVersionNumber = oldvers
+        newVersionNumber = newvers
+        objectSnapshot = srcObject._committed.map { NSMergeConflict.snapshot($0, layout: srcObject._layout) }
+        cachedSnapshot = cachesnap
+        persistedSnapshot = persnap
+        super.init()
+    }
 
     init(object: NSManagedObject, storeRow: StoreRow?) {
         sourceObject = object

@@ -1,8 +1,11 @@
+import Synchronization
+
 /// The SQLite store type: Core Data's default, one file in Apple's on-disk layout.
 public let NSSQLiteStoreType = "SQLite"
 /// The in-memory store type: nothing is written anywhere.
 public let NSInMemoryStoreType = "InMemory"
-/// The binary store type: an atomic store written as one binary file.
+/// The binary store type: an atomic store written as one binary file — in OpenCoreData's own documented format, not
+/// Apple's (see `NSBinaryStore`); share files with Apple platforms through the SQLite store.
 public let NSBinaryStoreType = "Binary"
 /// The XML store type: an atomic store written as one XML file.
 public let NSXMLStoreType = "XML"
@@ -24,6 +27,9 @@ public let NSPersistentStoreRemoteChangeNotificationPostOptionKey =
 /// A persistent store: where a coordinator keeps objects. Subclasses implement a storage format; the
 /// coordinator creates them from their registered type.
 open class NSPersistentStore: NSObject, @unchecked Sendable {
+    // @unchecked: the coordinator calls a store only inside `_serialized` (one call at a time per store, `_storeLock`);
+    // what may be read beside such a call (`_cachedObjectIDReference`, deferred notices) is behind a `Mutex` or an
+    // `Atomic`; the rest is set while the store is added, before other threads can reach it.
     /// The Swift-style store type.
     public struct StoreType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
@@ -42,11 +48,20 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _identifier: String?
     var _metadata: [String: Any]?
     /// Metadata set through the coordinator and not yet saved: the next save of a context writes it, even if the
-    /// context has no changed objects.
-    var _metadataNeedsSave = false
+    /// context has no changed objects. Atomic, so that every save can look at every store's flag without waiting for
+    /// a store that is busy.
+    let _metadataNeedsSave = Atomic<Bool>(false)
     var _isReadOnly: Bool
-    /// What object IDs of this store hold (see `_objectIDReference`).
-    var _cachedObjectIDReference: ObjectIDStoreReference?
+    /// Serializes the coordinator's calls into the store (see `_serialized(_:)`).
+    let _storeLock = NSRecursiveLock()
+    /// The type string the coordinator created the store for (`addPersistentStore(ofType:…)`).
+    var _addedType: String?
+    /// What object IDs of this store hold (see `_objectIDReference`): behind a lock of its own, as a fetch that runs
+    /// beside another call into the store (`_serialized(_:orBeside:)`) reads it while that call may make a new one.
+    private let _objectIDReferenceCache = Mutex<ObjectIDStoreReference?>(nil)
+
+    /// The reference the store's object IDs hold, as last made; `nil` before the first.
+    var _cachedObjectIDReference: ObjectIDStoreReference? { _objectIDReferenceCache.withLock { $0 } }
 
     /// Creates a store for `coordinator`. The coordinator calls this for the registered class of a store type.
     public required init(
@@ -65,10 +80,50 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// before keep naming the store as it was.
     var _objectIDReference: ObjectIDStoreReference {
         let identifier = self.identifier
-        if let cached = _cachedObjectIDReference, cached.identifier == identifier { return cached }
-        let made = ObjectIDStoreReference(store: self, identifier: identifier)
-        _cachedObjectIDReference = made
-        return made
+        return _objectIDReferenceCache.withLock { cached in
+            if let cached, cached.identifier == identifier { return cached }
+            let made = ObjectIDStoreReference(store: self, identifier: identifier)
+            cached = made
+            return made
+        }
+    }
+
+    /// Runs `body` with the store to itself: the coordinator's calls into one store never overlap, while calls into
+    /// different stores do (a slow store holds up only its own callers). Recursive, as a store's methods may call back
+    /// into the coordinator for the same store (an incremental store registering the objects it fetches).
+    func _serialized<T>(_ body: () throws -> T) rethrows -> T {
+        _storeLock.lock()
+        defer { _storeLock.unlock() }
+        if _hasDeferredNotices.load(ordering: .acquiring) { _deliverDeferredNotices() }
+        return try body()
+    }
+
+    /// Runs `body` with the store to itself, as `_serialized(_:)` does, unless another thread has the store: then
+    /// `beside` may answer without it (a fetch reading what was last committed, beside a save), and `body` waits its
+    /// turn only if `beside` declines (returns `nil`).
+    func _serialized<T>(_ body: () throws -> T, orBeside beside: () throws -> T?) rethrows -> T {
+        if _storeLock.try() {
+            defer { _storeLock.unlock() }
+            if _hasDeferredNotices.load(ordering: .acquiring) { _deliverDeferredNotices() }
+            return try body()
+        }
+        if let answer = try beside() { return answer }
+        return try _serialized(body)
+    }
+
+    /// Set when an incremental store has unregistration notices that could not be delivered at once (see
+    /// `NSIncrementalStore._tellUnregistered(_:)`): the next call into the store delivers them first.
+    let _hasDeferredNotices = Atomic<Bool>(false)
+
+    func _deliverDeferredNotices() {}
+
+    /// Runs `body` with every store of `stores` to itself, taking them in one order (by identity) wherever several
+    /// are taken at once, so that two callers holding some of them cannot wait for each other.
+    static func _serialized<T>(_ stores: [NSPersistentStore], _ body: () throws -> T) rethrows -> T {
+        let ordered = stores.sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
+        for store in ordered { store._storeLock.lock() }
+        defer { for store in ordered.reversed() { store._storeLock.unlock() } }
+        return try body()
     }
 
     /// The metadata of the store at `url`, read without adding it to a coordinator.

@@ -5,35 +5,81 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     func _fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, for context: NSManagedObjectContext) throws
         -> StoreFetchResult
     {
-        try _withLock {
-            guard let entity = request.entity else { return .rows([]) }
-            var stores = _stores(for: entity)
-            if let affected = request.affectedStores {
-                stores = stores.filter { store in affected.contains { $0 === store } }
-            }
-            if stores.count == 1 {
-                return try _backend(of: stores[0]).fetchRows(request)
-            }
-            // Several stores: gather candidates and let the context filter, sort and limit them together.
-            var rows: [StoreRow] = []
-            for store in stores {
-                switch try _backend(of: store).fetchRows(request) {
+        guard let entity = request.entity else { return .rows([]) }
+        var stores = _withLock { _stores(for: entity) }
+        if let affected = request.affectedStores {
+            stores = stores.filter { store in affected.contains { $0 === store } }
+        }
+        if stores.isEmpty { return .rows([]) }
+        if stores.count == 1 {
+            return try _fetchRows(request, from: stores[0], backend: try _backend(of: stores[0], for: context))
+        }
+        return try _fetchRows(request, fromEach: stores, for: context)
+    }
+
+    /// `backend`'s answer to `request`, with the store to itself or — where the store can read beside another call
+    /// (a SQLite store with a write-ahead log, while a save writes) — without waiting for that call.
+    private func _fetchRows(
+        _ request: NSFetchRequest<NSFetchRequestResult>, from store: NSPersistentStore, backend: PersistentStoreBackend
+    ) throws -> StoreFetchResult {
+        guard let concurrent = backend as? PersistentStoreConcurrentFetching else {
+            return try store._serialized { try backend.fetchRows(request) }
+        }
+        return try store._serialized(
+            { try backend.fetchRows(request) }, orBeside: { try concurrent.fetchRowsBesideOtherCalls(request) })
+    }
+
+    /// A fetch over several stores: each is asked for its first `fetchOffset + fetchLimit` matches (the offset counts
+    /// over all stores together), and the context sorts, offsets and limits them together. Counts add up when every
+    /// store counts; a store that counts while another hands out candidates is asked once more, for its matches.
+    private func _fetchRows(
+        _ request: NSFetchRequest<NSFetchRequestResult>, fromEach stores: [NSPersistentStore],
+        for context: NSManagedObjectContext
+    ) throws -> StoreFetchResult {
+        let perStore = request.copy() as! NSFetchRequest<NSFetchRequestResult>
+        perStore.fetchOffset = 0
+        perStore.fetchLimit = request.fetchLimit > 0 ? request.fetchLimit + request.fetchOffset : 0
+        if request.resultType == .countResultType { perStore.fetchLimit = 0 }
+        // Each store answers under its own serialization: a fetch across stores reads each as it is when asked.
+        var answers: [(store: NSPersistentStore, backend: PersistentStoreBackend, result: StoreFetchResult)] = []
+        for store in stores {
+            let backend = try _backend(of: store, for: context)
+            answers.append((store, backend, try _fetchRows(perStore, from: store, backend: backend)))
+        }
+        let counts = answers.compactMap { answer -> Int? in
+            if case .count(let count) = answer.result { return count }
+            return nil
+        }
+        if counts.count == answers.count {
+            var total = max(0, counts.reduce(0, +) - request.fetchOffset)
+            if request.fetchLimit > 0 { total = min(total, request.fetchLimit) }
+            return .count(total)
+        }
+        var rows: [StoreRow] = []
+        for answer in answers {
+            switch answer.result {
+            case .rows(let found), .candidates(let found):
+                rows += found
+            case .objects(let found):
+                rows += found.map { StoreRow(objectID: $0._objectID, values: [], version: 0) }
+            case .count:
+                let objects = perStore.copy() as! NSFetchRequest<NSFetchRequestResult>
+                objects.resultType = .managedObjectResultType
+                switch try _fetchRows(objects, from: answer.store, backend: answer.backend) {
                 case .rows(let found), .candidates(let found): rows += found
-                case .count:
-                    let unlimited = request.copy() as! NSFetchRequest<NSFetchRequestResult>
-                    unlimited.resultType = .managedObjectResultType
-                    if case .rows(let found) = try _backend(of: store).fetchRows(unlimited) { rows += found }
-                    if case .candidates(let found) = try _backend(of: store).fetchRows(unlimited) { rows += found }
+                case .objects(let found): rows += found.map { StoreRow(objectID: $0._objectID, values: [], version: 0) }
+                case .count: break
                 }
             }
-            return .candidates(rows)
         }
+        return .candidates(rows)
     }
 
     func _row(for objectID: NSManagedObjectID, for context: NSManagedObjectContext) throws -> StoreRow? {
-        try _withLock {
-            guard !objectID.isTemporaryID else { return nil }
-            let backend = try _backend(of: objectID._store)
+        guard !objectID.isTemporaryID else { return nil }
+        let store = objectID._store
+        let backend = try _backend(of: store, for: context)
+        return try store!._serialized {
             if let caching = backend as? PersistentStoreRowCaching {
                 return try caching.row(for: objectID, stalenessInterval: context.stalenessInterval)
             }
@@ -45,19 +91,20 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
         for context: NSManagedObjectContext
     ) throws -> [NSManagedObjectID] {
-        try _withLock {
-            guard !objectID.isTemporaryID else { return [] }
-            return try _backend(of: objectID._store).destinations(of: relationship, from: objectID)
-        }
+        guard !objectID.isTemporaryID else { return [] }
+        let store = objectID._store
+        let backend = try _backend(of: store, for: context)
+        return try store!._serialized { try backend.destinations(of: relationship, from: objectID) }
     }
 
     func _destinationRows(
         of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID,
         for context: NSManagedObjectContext
     ) throws -> [StoreRow] {
-        try _withLock {
-            guard !objectID.isTemporaryID else { return [] }
-            let backend = try _backend(of: objectID._store)
+        guard !objectID.isTemporaryID else { return [] }
+        let store = objectID._store
+        let backend = try _backend(of: store, for: context)
+        return try store!._serialized {
             if let rows = backend as? PersistentStoreToManyRows {
                 return try rows.destinationRows(of: relationship, from: objectID)
             }
@@ -71,25 +118,22 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID],
         for context: NSManagedObjectContext
     ) throws {
-        try _withLock {
-            var byStore: [ObjectIdentifier: (store: NSPersistentStore?, ids: [NSManagedObjectID])] = [:]
-            for objectID in objectIDs where !objectID.isTemporaryID {
-                let key = objectID._store.map(ObjectIdentifier.init) ?? ObjectIdentifier(self)
-                byStore[key, default: (objectID._store, [])].ids.append(objectID)
-            }
-            for (_, group) in byStore {
-                guard let prefetching = (try? _backend(of: group.store)) as? PersistentStoreToManyPrefetching else {
-                    continue
-                }
-                try prefetching.prefetchDestinations(of: relationship, from: group.ids)
-            }
+        var byStore: [ObjectIdentifier: (store: NSPersistentStore, ids: [NSManagedObjectID])] = [:]
+        for objectID in objectIDs where !objectID.isTemporaryID {
+            guard let store = objectID._store else { continue }
+            byStore[ObjectIdentifier(store), default: (store, [])].ids.append(objectID)
+        }
+        for (_, group) in byStore {
+            let backend = try? _backend(of: group.store, for: context)
+            guard let prefetching = backend as? PersistentStoreToManyPrefetching else { continue }
+            try group.store._serialized { try prefetching.prefetchDestinations(of: relationship, from: group.ids) }
         }
     }
 
     func _permanentIDs(for objects: [NSManagedObject], for context: NSManagedObjectContext) throws
         -> [NSManagedObjectID]
     {
-        try _withLock {
+        do {
             var result = objects.map(\.objectID)
             // The objects of each store, by position; a coordinator has few stores, so a short list. The store of
             // each entity is found once per entity rather than once per object; objects come mostly many of one
@@ -109,7 +153,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
                     group = known
                 } else {
                     let entity = objects[index]._entity
-                    let candidates = _stores(for: entity)
+                    let candidates = _withLock { _stores(for: entity) }
                     guard let store = candidates.first(where: { !$0.isReadOnly }) ?? candidates.first else {
                         throw coreDataError(
                             NSPersistentStoreSaveError,
@@ -128,7 +172,8 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             }
             for group in groups {
                 let members = group.indices.count == objects.count ? objects : group.indices.map { objects[$0] }
-                let ids = try _backend(of: group.store).permanentIDs(for: members)
+                let backend = try _backend(of: group.store, for: context)
+                let ids = try group.store._serialized { try backend.permanentIDs(for: members) }
                 for (index, id) in zip(group.indices, ids) {
                     result[index] = id
                 }
@@ -138,18 +183,23 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     }
 
     func _commit(_ changes: StoreSaveChanges, from context: NSManagedObjectContext) throws -> StoreSaveResult {
-        try _withLock {
-            let result = try _commitObjects(changes)
-            // Stores whose metadata was set since they last saved write it now, with or without objects.
-            for store in _stores where store._metadataNeedsSave {
-                _ = try _backend(of: store).save(StoreSaveChanges())
-                store._metadataNeedsSave = false
+        let result = try _commitObjects(changes, from: context)
+        // Stores whose metadata was set since they last saved write it now, with or without objects.
+        // Only those stores are waited for, so that a save holds up no store it does not write to.
+        for store in _withLock({ _stores }) where store._metadataNeedsSave.load(ordering: .acquiring) {
+            let backend = try _backend(of: store, for: context)
+            try store._serialized {
+                guard store._metadataNeedsSave.load(ordering: .acquiring) else { return }
+                _ = try backend.save(StoreSaveChanges())
+                store._metadataNeedsSave.store(false, ordering: .releasing)
             }
-            return result
         }
+        return result
     }
 
-    private func _commitObjects(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
+    private func _commitObjects(_ changes: StoreSaveChanges, from context: NSManagedObjectContext) throws
+        -> StoreSaveResult
+    {
         do {
             func noStore(_ objectID: NSManagedObjectID) -> Error {
                 coreDataError(
@@ -160,7 +210,8 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             if let first = all.first {
                 guard let store = first.objectID._store else { throw noStore(first.objectID) }
                 if all.allSatisfy({ $0.objectID._isInStore(store) }) {
-                    return try _backend(of: store).save(changes)
+                    let backend = try _backend(of: store, for: context)
+                    return try store._serialized { try backend.save(changes) }
                 }
             }
             var byStore: [ObjectKey: (store: NSPersistentStore, changes: StoreSaveChanges)] = [:]
@@ -173,13 +224,18 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             for change in changes.inserted { byStore[try group(change.objectID)]!.changes.inserted.append(change) }
             for change in changes.updated { byStore[try group(change.objectID)]!.changes.updated.append(change) }
             for change in changes.deleted { byStore[try group(change.objectID)]!.changes.deleted.append(change) }
-            var result = StoreSaveResult()
-            for (_, entry) in byStore.sorted(by: { $0.value.store._url?.path ?? "" < $1.value.store._url?.path ?? "" })
-            {
-                let stored = try _backend(of: entry.store).save(entry.changes)
-                result.versions.merge(stored.versions) { $1 }
+            // Every store of the save is held for all of it, so that no other save lands in one of them between two;
+            // they are taken in one order everywhere (`_serialized(_:stores:)`), so that two such saves cannot wait
+            // for each other.
+            let entries = byStore.values.sorted { $0.store._url?.path ?? "" < $1.store._url?.path ?? "" }
+            return try NSPersistentStore._serialized(entries.map(\.store)) {
+                var result = StoreSaveResult()
+                for entry in entries {
+                    let stored = try _backend(of: entry.store, for: context).save(entry.changes)
+                    result.versions.merge(stored.versions) { $1 }
+                }
+                return result
             }
-            return result
         }
     }
 }

@@ -8,6 +8,9 @@ import Synchronization
 /// try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
 /// ```
 open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
+    // @unchecked: its own state (stores, name, root contexts) changes only under `_lock`; calls into a store are
+    // serialized by that store (`NSPersistentStore._serialized`); the model is immutable once the coordinator has it.
+    // Apple's class is Sendable too.
     let _managedObjectModel: NSManagedObjectModel
     var _stores: [NSPersistentStore] = [] {
         didSet { _rowCaches = _stores.compactMap { $0 as? PersistentStoreRowCaching } }
@@ -15,14 +18,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The stores with a row cache, told of every object that goes away: kept apart from `_stores` so that those
     /// calls neither cast each store nor check exclusive access.
     @exclusivity(unchecked) var _rowCaches: [any PersistentStoreRowCaching] = []
-    /// Serialises store access between contexts on different queues.
+    /// Guards the coordinator's own state (its stores, name and root contexts). Calls into a store are serialized
+    /// by the store (`NSPersistentStore._serialized`), not by this lock, so that a slow store holds up no other.
     let _lock = NSRecursiveLock()
     var _name: String?
     /// Contexts directly on this coordinator, for merging saves into those that ask for it.
     var _rootContexts: [WeakContextReference] = []
 
     /// A coordinator for `model`, which becomes immutable.
-    public init(managedObjectModel model: NSManagedObjectModel) {
+    ///
+    /// `required`, so that `self.init(managedObjectModel:)` works in class methods of extensions, as Objective-C
+    /// initializers allow on Apple platforms. A subclass that declares designated initializers of its own writes
+    /// `required override init(managedObjectModel:)`.
+    public required init(managedObjectModel model: NSManagedObjectModel) {
         _managedObjectModel = model
         super.init()
         model._freeze()
@@ -52,10 +60,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private static let registeredTypes = Mutex<[String: NSPersistentStore.Type]>([
         NSInMemoryStoreType: NSInMemoryStore.self,
         NSSQLiteStoreType: NSSQLiteStore.self,
+        NSBinaryStoreType: NSBinaryStore.self,
     ])
 
     /// Registers a store class for a store type, so that `addPersistentStore(ofType:…)` can create it. `nil`
-    /// removes the registration.
+    /// removes the registration; registering the same class again does nothing.
+    ///
+    /// A type string names one class: registering another class for a type that has one stops with a message naming
+    /// both (two packages choosing the same type string would otherwise open each other's stores with the wrong
+    /// class). To replace a registration, remove it with `nil` first.
     open class func registerStoreClass(_ storeClass: AnyClass?, forStoreType storeType: String) {
         guard let storeClass else {
             registeredTypes.withLock { $0[storeType] = nil }
@@ -65,7 +78,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             preconditionFailure(
                 "registerStoreClass(_:forStoreType:): \(storeClass) is not a subclass of NSPersistentStore")
         }
-        registeredTypes.withLock { $0[storeType] = persistentStoreClass }
+        let existing = registeredTypes.withLock { types -> NSPersistentStore.Type? in
+            if let existing = types[storeType], existing != persistentStoreClass { return existing }
+            types[storeType] = persistentStoreClass
+            return nil
+        }
+        if let existing {
+            preconditionFailure(
+                """
+                registerStoreClass(_:forStoreType:): the store type '\(storeType)' is already registered for \
+                \(existing), so it cannot name \(persistentStoreClass) too; choose another type string, or remove \
+                the registration with registerStoreClass(nil, forStoreType: "\(storeType)") first
+                """)
+        }
     }
 
     /// Registers a store class for a store type (Swift-style spelling of `registerStoreClass(_:forStoreType:)`).
@@ -129,7 +154,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
         }
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
-        let store = try _withLock {
+        func checkNotAdded() throws {
             if storeURL != nil, storeType != NSInMemoryStoreType, !StoreLocation.isDevNull(url),
                 _stores.contains(where: { $0._url?.standardizedFileURL == url.standardizedFileURL })
             {
@@ -137,6 +162,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     NSPersistentStoreOperationError, "The store at \(url.path) has already been added",
                     userInfo: [NSURLErrorKey: url])
             }
+        }
+        try _withLock(checkNotAdded)
+        // Opened without the coordinator's lock: opening (and migrating) a store may take long, and holds up no other
+        // store meanwhile.
+        let store = try {
             if storeURL != nil, !StoreLocation.isDevNull(url),
                 Self._isSet(options?[NSMigratePersistentStoresAutomaticallyOption])
                     || options?[NSPersistentStoreStagedMigrationManagerOptionKey] != nil
@@ -146,12 +176,21 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             let store = storeClass.init(
                 persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
+            store._addedType = storeType
             try store.loadMetadata()
+            try (store as? NSIncrementalStore)?._checkLoadedMetadata()
             try store._checkCompatibility(with: _managedObjectModel, configuration: configuration)
             return store
-        }
+        }()
         _postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, added: [store])
-        _withLock {
+        try _withLock {
+            do {
+                try checkNotAdded()
+            } catch {
+                // Another thread added a store at the same place while this one was opened.
+                store.willRemove(from: self)
+                throw error
+            }
             _stores.append(store)
             store.didAdd(to: self)
         }
@@ -199,14 +238,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
         NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self)
         _postStoresChange(.NSPersistentStoreCoordinatorStoresWillChange, removed: [store])
-        try _withLock {
-            guard let index = _stores.firstIndex(where: { $0 === store }) else {
-                throw coreDataError(
-                    NSPersistentStoreOperationError, "The store \(store) was removed from this coordinator meanwhile")
+        // Waits for the calls into the store under way to finish.
+        try store._serialized {
+            try _withLock {
+                guard let index = _stores.firstIndex(where: { $0 === store }) else {
+                    throw coreDataError(
+                        NSPersistentStoreOperationError,
+                        "The store \(store) was removed from this coordinator meanwhile")
+                }
+                store.willRemove(from: self)
+                _stores.remove(at: index)
+                store._coordinator = nil
             }
-            store.willRemove(from: self)
-            _stores.remove(at: index)
-            store._coordinator = nil
         }
         _postStoresChange(.NSPersistentStoreCoordinatorStoresDidChange, removed: [store])
     }
@@ -235,21 +278,21 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// The metadata of a store of this coordinator.
     open func metadata(for store: NSPersistentStore) -> [String: Any] {
-        _withLock { store.metadata ?? [:] }
+        store._serialized { store.metadata ?? [:] }
     }
 
     /// Sets the metadata of a store; it is written with the next save of a context of this coordinator, whether
     /// or not that save has objects for the store.
     open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
-        _withLock {
+        store._serialized {
             store.metadata = metadata ?? [:]
-            store._metadataNeedsSave = !store.isReadOnly
+            store._metadataNeedsSave.store(!store.isReadOnly, ordering: .releasing)
         }
     }
 
     /// Whether a store has metadata set and not yet saved.
     var _hasUnsavedMetadata: Bool {
-        _withLock { _stores.contains { $0._metadataNeedsSave } }
+        persistentStores.contains { $0._metadataNeedsSave.load(ordering: .acquiring) }
     }
 
     /// The metadata of the store of `storeType` at `url`, read without adding the store.
@@ -356,12 +399,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Runs `block` asynchronously with the coordinator's stores to itself.
     open func perform(_ block: @escaping () -> Void) {
         let box = UncheckedSendable(block)
-        DispatchQueue.global().async { [self] in _withLock { box.value() } }
+        DispatchQueue.global().async { [self] in _withAllStores { box.value() } }
     }
 
     /// Runs `block` with the coordinator's stores to itself, and waits.
     open func performAndWait(_ block: () -> Void) {
-        _withLock(block)
+        _withAllStores(block)
+    }
+
+    /// Runs `body` with every store of the coordinator to itself (and the coordinator's own state: no store is added
+    /// or removed meanwhile). The stores are taken before the coordinator's lock, the order every caller keeps.
+    func _withAllStores<T>(_ body: () throws -> T) rethrows -> T {
+        try NSPersistentStore._serialized(persistentStores) { try _withLock(body) }
     }
 
     // MARK: Contexts
@@ -388,22 +437,36 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Tells the stores that the object of `objectID` went away or gave up its values, so that they forget its row
-    /// if no other object uses it. Does nothing while another thread uses the stores: the row then stays cached
-    /// until the cache is full, rather than this thread wait (it may be in an object's `deinit`).
+    /// Tells the store of `objectID` that the object went away or gave up its values, so that it forgets the row if
+    /// no other object uses it. Does nothing while another thread uses the store: the row then stays cached until
+    /// the cache is full, rather than this thread wait (it may be in an object's `deinit`).
     func _objectWentAway(_ objectID: NSManagedObjectID) {
         guard _lock.try() else { return }
-        defer { _lock.unlock() }
-        for cache in _rowCaches { cache.forgetUnusedRow(of: objectID) }
+        let caches = _rowCaches
+        _lock.unlock()
+        for cache in caches {
+            guard let store = cache as? NSPersistentStore, objectID._isInStore(store), store._storeLock.try() else {
+                continue
+            }
+            defer { store._storeLock.unlock() }
+            cache.forgetUnusedRow(of: objectID)
+        }
     }
 
-    func _backend(of store: NSPersistentStore?) throws -> PersistentStoreBackend {
-        guard let store, let backend = store as? PersistentStoreBackend else {
-            throw coreDataError(
-                NSPersistentStoreOperationError,
-                "The object's persistent store is not reachable from this coordinator")
+    /// The interface through which the coordinator uses `store` for a request of `context`: the store itself for the
+    /// framework's stores, an adapter over its public methods for an `NSIncrementalStore`.
+    func _backend(of store: NSPersistentStore?, for context: NSManagedObjectContext?) throws
+        -> PersistentStoreBackend
+    {
+        if let backend = store as? PersistentStoreBackend { return backend }
+        if let incremental = store as? NSIncrementalStore {
+            return IncrementalStoreBackend(store: incremental, context: context)
         }
-        return backend
+        throw coreDataError(
+            NSPersistentStoreOperationError,
+            store == nil
+                ? "The object's persistent store is not reachable from this coordinator"
+                : "The store \(store!) can neither fetch nor save: subclass NSIncrementalStore or NSAtomicStore")
     }
 }
 

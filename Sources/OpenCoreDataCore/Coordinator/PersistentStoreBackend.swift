@@ -25,6 +25,9 @@ package enum StoreFetchResult {
     case candidates([StoreRow])
     /// The number of matching objects.
     case count(Int)
+    /// The matching objects, already registered in the asking context (as an incremental store returns them),
+    /// filtered, sorted and limited as the request asks.
+    case objects([NSManagedObject])
 }
 
 /// One object in a save: its values as they are to be stored.
@@ -57,6 +60,8 @@ package struct StoreSaveChanges {
 
 /// A row whose version in the store differs from the version the saving context expected.
 package struct StoreConflict: @unchecked Sendable {
+    // @unchecked: it carries an object ID (immutable) and a row (values copied on write) from the store to the saving
+    // context, on the thread of the save.
     package let objectID: NSManagedObjectID
     /// The store's current row; `nil` if the object was deleted from the store.
     package let current: StoreRow?
@@ -112,4 +117,12 @@ package protocol PersistentStoreToManyPrefetching: PersistentStoreBackend {
 package struct StoreConflicts: Error {
     package let conflicts: [StoreConflict]
     package init(_ conflicts: [StoreConflict]) { self.conflicts = conflicts }
+}
+
+/// A store that can answer some fetch requests while another call is in it, from what was last committed: the SQLite
+/// store with a write-ahead log reads through a connection of its own while a save writes through the other.
+package protocol PersistentStoreConcurrentFetching: PersistentStoreBackend {
+    /// The answer to `request` read beside whatever other call is in the store, or `nil` if the request (or the
+    /// store's state) needs the store to itself; the coordinator then waits its turn and calls `fetchRows(_:)`.
+    func fetchRowsBesideOtherCalls(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult?
 }

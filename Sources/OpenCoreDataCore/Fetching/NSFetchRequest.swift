@@ -21,34 +21,6 @@ extension NSManagedObjectID: NSFetchRequestResult {}
 extension NSNumber: NSFetchRequestResult {}
 extension NSDictionary: NSFetchRequestResult {}
 
-/// The base of requests a persistent store coordinator executes.
-open class NSPersistentStoreRequest: NSObject, NSCopying, @unchecked Sendable {
-    /// The stores the request is sent to; all stores when `nil`.
-    open var affectedStores: [NSPersistentStore]?
-
-    public override init() {
-        super.init()
-    }
-
-    /// What kind of request this is.
-    open var requestType: NSPersistentStoreRequestType { .fetchRequestType }
-
-    open func copy(with zone: NSZone? = nil) -> Any {
-        let copy = NSPersistentStoreRequest()
-        copy.affectedStores = affectedStores
-        return copy
-    }
-}
-
-/// The kinds of persistent store requests.
-public enum NSPersistentStoreRequestType: UInt, Sendable {
-    case fetchRequestType = 1
-    case saveRequestType = 2
-    case batchInsertRequestType = 5
-    case batchUpdateRequestType = 6
-    case batchDeleteRequestType = 7
-}
-
 /// A description of the objects to fetch: an entity, a predicate that selects among its objects, the order, and
 /// how many.
 ///

@@ -7,6 +7,7 @@
 /// name.isOptional = false
 /// ```
 open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
+    // @unchecked: as NSPropertyDescription: immutable once its model is in use.
     var _attributeType: NSAttributeType = .undefinedAttributeType
     var _attributeValueClassName: String?
     var _defaultValue: Any?

@@ -16,6 +16,8 @@ final class EntityCacheSlot: Sendable {
 /// company.properties = [name, employees]
 /// ```
 open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: a model is configured on one thread and then shared; once a coordinator uses it, it is immutable:
+    // every setter stops through `_checkEditable`, as Apple's framework raises for a model in use.
     weak var _model: NSManagedObjectModel?
     var _name: String?
     var _managedObjectClassName: String?

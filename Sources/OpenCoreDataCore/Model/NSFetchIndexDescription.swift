@@ -8,6 +8,7 @@
 /// employee.indexes = [byName]
 /// ```
 open class NSFetchIndexDescription: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: as the model it belongs to: immutable once that model is in use (`_checkEditable`).
     weak var _entity: NSEntityDescription?
     var _name: String
     var _elements: [NSFetchIndexElementDescription]
@@ -82,6 +83,7 @@ public enum NSFetchIndexElementType: UInt, Sendable {
 
 /// One property of a fetch index, with its collation and direction.
 open class NSFetchIndexElementDescription: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: as the model it belongs to: immutable once that model is in use.
     weak var _indexDescription: NSFetchIndexDescription?
     var _property: NSPropertyDescription?
     var _propertyName: String?

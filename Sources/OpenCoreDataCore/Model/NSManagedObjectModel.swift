@@ -11,6 +11,8 @@
 /// let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
 /// ```
 open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: a model is configured on one thread and then shared; once a coordinator uses it, it is immutable:
+    // every setter stops through `_checkEditable`, as Apple's framework raises for a model in use.
     var _entities: [NSEntityDescription] = []
     var _configurations: [String: [NSEntityDescription]] = [:]
     var _configurationOrder: [String] = []

@@ -5,6 +5,8 @@
 /// using its model; after that any mutation stops the program with a message that names the model and property,
 /// as Apple's framework raises.
 open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: a model is configured on one thread and then shared; once a coordinator uses it, it is immutable:
+    // every setter stops through `_checkEditable`, as Apple's framework raises for a model in use.
     weak var _entity: NSEntityDescription?
     var _name: String = ""
     var _isOptional = true

@@ -22,6 +22,7 @@ public enum NSDeleteRule: UInt, Sendable {
 /// employees.inverseRelationship = company
 /// ```
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
+    // @unchecked: as NSPropertyDescription: immutable once its model is in use.
     weak var _destinationEntity: NSEntityDescription?
     weak var _inverseRelationship: NSRelationshipDescription?
     var _minCount = 0

@@ -149,14 +149,47 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     }
 }
 
+extension NSManagedObjectID.Reference {
+    /// The reference for a store's reference object (an atomic or incremental store's key for an object): integers
+    /// become primary keys, as a SQL store's are; strings and other hashable values are kept as they are.
+    init(referenceObject data: Any) {
+        switch data {
+        case let number as Int64: self = .primaryKey(number)
+        case let number as Int: self = .primaryKey(Int64(number))
+        case let string as String: self = .object(AnyHashable(string))
+        case let string as NSString: self = .object(AnyHashable(string as String))
+        case let number as NSNumber
+        where !(number is NSDecimalNumber) && Double(number.int64Value) == number.doubleValue:
+            self = .primaryKey(number.int64Value)
+        case let hashable as AnyHashable: self = .object(hashable)
+        default: self = .object(AnyHashable(String(describing: data)))
+        }
+    }
+
+    /// The reference object this reference was made from (a number for a primary key).
+    var referenceObject: Any {
+        switch self {
+        case .primaryKey(let key): return NSNumber(value: key)
+        case .object(let reference): return reference.base
+        case .temporary(let number): return NSNumber(value: number)
+        }
+    }
+}
+
 /// A store as its object IDs hold it: weakly, with the identifier it had when they were made. One per store and
 /// identifier, shared by all the IDs made for it.
 final class ObjectIDStoreReference: @unchecked Sendable {
+    // @unchecked: `store` is a weak reference, which Swift reads and clears atomically; nothing else changes.
     weak var store: NSPersistentStore?
     let identifier: String?
+    /// Whether contexts tell the store when they register and unregister the objects (an `NSIncrementalStore`'s
+    /// `managedObjectContextDidRegisterObjects(with:)`): a flag here, so that registering an object of another
+    /// store costs one load rather than a cast.
+    let tracksRegistration: Bool
 
     init(store: NSPersistentStore, identifier: String?) {
         self.store = store
         self.identifier = identifier
+        tracksRegistration = store is NSIncrementalStore
     }
 }

@@ -11,6 +11,7 @@
 /// predicate.predicateFormat  // name BEGINSWITH[c] "a"
 /// ```
 open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
+    // @unchecked: immutable once made, as NSPredicate.
     /// The comparison operators, with Apple's raw values.
     public enum Operator: UInt, Sendable {
         /// `<`

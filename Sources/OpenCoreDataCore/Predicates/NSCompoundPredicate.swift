@@ -10,6 +10,7 @@
 /// either.predicateFormat  // age < 18 OR age > 65
 /// ```
 open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
+    // @unchecked: immutable once made, as NSPredicate.
     /// The logical operators, with Apple's raw values.
     public enum LogicalType: UInt, Sendable {
         /// NOT: the single subpredicate does not hold.

@@ -15,6 +15,7 @@
 /// Asking an expression for an accessor its type does not have (the `keyPath` of a constant) stops the program, as
 /// Apple raises an exception.
 open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
+    // @unchecked: an expression is immutable once made, as Apple's is (`_isNullObject` is set while it is made).
     /// The kinds of expression, with Apple's raw values.
     public enum ExpressionType: UInt, Sendable {
         /// An expression that always returns the same value.

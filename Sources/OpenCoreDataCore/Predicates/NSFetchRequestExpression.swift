@@ -20,6 +20,7 @@ public let NSFetchRequestExpressionType = NSExpression.ExpressionType.fetchReque
 /// fetch.expressionValue(with: nil, context: nil)  // the number of posts
 /// ```
 public final class NSFetchRequestExpression: NSExpression, @unchecked Sendable {
+    // @unchecked: immutable once made, as NSExpression.
     /// An expression that fetches with the request `fetch` evaluates to (an `NSFetchRequest`) in the context
     /// `context` evaluates to (an `NSManagedObjectContext`); with `countOnly`, it evaluates to the count.
     public class func expression(forFetch fetch: NSExpression, context: NSExpression, countOnly countFlag: Bool)

@@ -14,6 +14,8 @@
 /// Subclasses: ``NSComparisonPredicate`` compares two expressions, ``NSCompoundPredicate`` combines predicates with
 /// AND, OR and NOT.
 open class NSPredicate: NSObject, NSCopying, Codable, @unchecked Sendable {
+    // @unchecked: a predicate is immutable once made, as Apple's is, but for `allowEvaluation()`, which a caller makes
+    // before sharing a predicate it decoded.
     /// What a predicate that is not a comparison or compound predicate does.
     enum Kind {
         /// `TRUEPREDICATE` or `FALSEPREDICATE`.

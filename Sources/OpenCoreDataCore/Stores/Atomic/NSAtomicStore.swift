@@ -3,6 +3,8 @@
 /// and adding them with `addCacheNodes(_:)`), `save()`, `newReferenceObject(for:)`, and optionally
 /// `newCacheNode(for:)`/`updateCacheNode(_:from:)` for custom node classes.
 open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
+    // @unchecked: its cache of nodes and versions changes only in calls the coordinator serializes per store
+    // (`NSPersistentStore._serialized`).
     var _nodes: [NSManagedObjectID: NSAtomicStoreCacheNode] = [:]
     /// Row versions, for optimistic locking between contexts.
     var _versions: [NSManagedObjectID: Int64] = [:]
@@ -76,26 +78,12 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
 
     /// The object ID for a reference object of `entity` in this store.
     open func objectID(for entity: NSEntityDescription, withReferenceObject data: Any) -> NSManagedObjectID {
-        NSManagedObjectID(entity: entity, store: self, reference: NSAtomicStore._reference(for: data))
+        NSManagedObjectID(entity: entity, store: self, reference: NSManagedObjectID.Reference(referenceObject: data))
     }
 
     /// The reference object an object ID was made from.
     open func referenceObject(for objectID: NSManagedObjectID) -> Any {
-        switch objectID._reference {
-        case .primaryKey(let key): return NSNumber(value: key)
-        case .object(let reference): return reference.base
-        case .temporary(let number): return NSNumber(value: number)
-        }
-    }
-
-    static func _reference(for data: Any) -> NSManagedObjectID.Reference {
-        switch data {
-        case let number as Int64: return .primaryKey(number)
-        case let number as Int: return .primaryKey(Int64(number))
-        case let number as NSNumber where !(number is NSDecimalNumber): return .primaryKey(number.int64Value)
-        case let hashable as AnyHashable: return .object(hashable)
-        default: return .object(AnyHashable(String(describing: data)))
-        }
+        objectID._reference.referenceObject
     }
 
     open override func loadMetadata() throws {

@@ -3,6 +3,8 @@
 /// Attribute values are stored as objects; a to-one relationship's value is the destination's cache node, a
 /// to-many relationship's value a set (ordered set, if ordered) of cache nodes.
 open class NSAtomicStoreCacheNode: NSObject, @unchecked Sendable {
+    // @unchecked: a node belongs to its store's cache and is read and changed only in the store's serialized calls, as
+    // in Apple's framework.
     public let objectID: NSManagedObjectID
     /// The node's property values by name.
     open var propertyCache: NSMutableDictionary?

@@ -46,6 +46,11 @@ struct SQLiteDestinationIDCache {
     private var last: NSManagedObjectID?
     private var storeReference: ObjectIDStoreReference?
 
+    /// A cache whose IDs hold `storeReference`, or the store's current reference if `nil`.
+    init(storeReference: ObjectIDStoreReference? = nil) {
+        self.storeReference = storeReference
+    }
+
     /// An ID of `store` for the row `key` of `entity`.
     mutating func rowID(entity: NSEntityDescription, key: Int64, store: NSSQLiteStore) -> NSManagedObjectID {
         if storeReference == nil { storeReference = store._objectIDReference }
@@ -103,14 +108,15 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         }
     }
 
-    /// Runs `plan` and decodes its rows.
-    private func _rows(
-        _ plan: SQLiteFetchPlan, connection: SQLiteConnection, mapping: SQLiteModelMapping, values: Bool
+    /// Runs `plan` and decodes its rows, with IDs that hold `storeReference` (the store's current one if `nil`).
+    func _rows(
+        _ plan: SQLiteFetchPlan, connection: SQLiteConnection, mapping: SQLiteModelMapping, values: Bool,
+        storeReference: ObjectIDStoreReference? = nil
     ) throws -> [StoreRow] {
         let statement = try connection.statement(plan.sql)
         statement.bind(plan.arguments)
         var rows: [StoreRow] = []
-        var destinations = SQLiteDestinationIDCache()
+        var destinations = SQLiteDestinationIDCache(storeReference: storeReference)
         while try statement.step() {
             if let row = _decodeRow(statement, mapping: mapping, values: values, destinations: &destinations) {
                 rows.append(row)

@@ -18,8 +18,9 @@ import Foundation
 /// What a process that stopped while saving left is recovered first, as SQLite does for any program that opens the
 /// file: a hot rollback journal is played back, and a write-ahead log completes the main file.
 final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
-    // Used under the coordinator's lock only; touched for every row read or written, so without the run-time
-    // exclusivity checks of class properties (see `NSManagedObject._values`).
+    // @unchecked: the state below is used inside the store's serialization only (`NSPersistentStore._serialized`),
+    // except the reading connection and its mapping, used under `_readerLock`. It is touched for every row read or
+    // written, so without the run-time exclusivity checks of class properties (see `NSManagedObject._values`).
     @exclusivity(unchecked) var _connection: SQLiteConnection?
     @exclusivity(unchecked) var _mapping: SQLiteModelMapping?
     /// The metadata as last read or written, so that saves rewrite it only when it changed.
@@ -43,6 +44,15 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     @exclusivity(unchecked) var _destinationRowsSQL:
         [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
     @exclusivity(unchecked) var _updatePlans: [SQLiteUpdateKey: SQLiteUpdatePlan] = [:]
+
+    // Reading beside other calls (see NSSQLiteStore+ConcurrentFetching.swift): a second, read-only connection and
+    // the mapping it reads with, both used under `_readerLock` only.
+    @exclusivity(unchecked) var _reader: SQLiteConnection?
+    @exclusivity(unchecked) var _readerMapping: SQLiteModelMapping?
+    let _readerLock = NSLock()
+    /// Whether the store's journal is a write-ahead log, with which a reader sees the last commit while a writer
+    /// writes. Set while the store is opened, before other threads can reach it.
+    var _isWriteAheadLogged = false
 
     override var type: String { NSSQLiteStoreType }
 
@@ -252,6 +262,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 if Self._flag(_options?[NSSQLiteManualVacuumOption]) { try connection.execute("VACUUM") }
                 if Self._flag(_options?[NSSQLiteAnalyzeOption]) { try connection.execute("ANALYZE") }
             }
+            _startReading(with: mapping)
         } catch {
             _close()
             throw Self._coreDataError(error, url: url, action: "opening")
@@ -263,6 +274,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     func _close() {
+        _stopReading()
         _connection?.close()
         _connection = nil
         _discardCaches()
@@ -352,6 +364,10 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let journal = pragmas.removeValue(forKey: "journal_mode") ?? "WAL"
         try connection.execute("PRAGMA journal_mode = \(journal)")
+        // The mode SQLite took: a database in memory, say, keeps its own.
+        let mode = try connection.statement("PRAGMA journal_mode")
+        _isWriteAheadLogged = try mode.step() && mode.textIfNotNull(0)?.lowercased() == "wal"
+        mode.reset()
         if journal.uppercased() == "WAL", pragmas["synchronous"] == nil {
             // WAL with NORMAL synchronisation never corrupts the store and keeps every committed transaction across
             // a process crash; only a power loss may undo the last transactions.

@@ -1,0 +1,28 @@
+/// The base of the requests a persistent store coordinator sends to its stores: fetch requests, save requests
+/// (`NSSaveChangesRequest`) and batch requests. An `NSIncrementalStore` receives them in `execute(_:with:)` and tells
+/// them apart by `requestType`.
+///
+/// ```swift
+/// switch request.requestType {
+/// case .fetchRequestType: return try fetch(request as! NSFetchRequest<NSFetchRequestResult>, in: context)
+/// case .saveRequestType: return try save(request as! NSSaveChangesRequest)
+/// default: throw CocoaError(.persistentStoreUnsupportedRequestType)
+/// }
+/// ```
+open class NSPersistentStoreRequest: NSObject, NSCopying, @unchecked Sendable {
+    /// The stores the request is sent to; all stores when `nil`.
+    open var affectedStores: [NSPersistentStore]?
+
+    public override init() {
+        super.init()
+    }
+
+    /// What kind of request this is.
+    open var requestType: NSPersistentStoreRequestType { .fetchRequestType }
+
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSPersistentStoreRequest()
+        copy.affectedStores = affectedStores
+        return copy
+    }
+}
