@@ -91,7 +91,9 @@ let package = Package(
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: ["OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat"],
-            resources: [.copy("Resources/Inventory.xcdatamodeld")],
+            // The build plugin compiles the model bundle into Inventory.momd and the mapping model into
+            // Inventory1to2.cdm; both are also copied as they are, for the tests that read Xcode's formats.
+            resources: [.copy("Resources/Inventory.xcdatamodeld"), .copy("Resources/Inventory1to2.xcmappingmodel")],
             plugins: ["CoreDataModelCodeGenerator"]
         ),
         // Unqualified Apple names resolve to OpenCoreData's classes whatever the import order: one target per order,

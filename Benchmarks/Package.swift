@@ -55,6 +55,15 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "MigrationBenchmarks",
+            dependencies: [
+                "PersistenceWorkloads",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Migration",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "PredicateBenchmarks",
             dependencies: [
                 "PersistenceWorkloads",

@@ -8,6 +8,11 @@ import PackagePlugin
 /// - compiles the model into the target's resources as `Name.momd` (or `Name.mom`), as Xcode's model compiler does,
 ///   so that code finding its model with `Bundle.module.url(forResource: "Name", withExtension: "momd")` works.
 ///
+/// and for every mapping model (`.xcmappingmodel`) what Xcode's mapping model compiler does: compiles it into the
+/// target's resources as `Name.cdm`, found with `Bundle.module.url(forResource: "Name", withExtension: "cdm")` or by
+/// `NSMappingModel(from:forSourceModel:destinationModel:)`. Its Custom Policy class names stay as written, as Xcode
+/// leaves them (type the module name there, or none: OpenCoreData finds a policy class by its name in any module).
+///
 /// ```swift
 /// .executableTarget(
 ///     name: "App",
@@ -22,7 +27,21 @@ struct CoreDataModelCodeGenerator: BuildToolPlugin {
         guard let target = target as? SourceModuleTarget else { return [] }
         let generator = try context.tool(named: "CoreDataModelGenerator")
         let compiler = try context.tool(named: "CoreDataModelCompiler")
-        return Self.models(in: target.directoryURL).flatMap { model -> [Command] in
+        let models = Self.models(in: target.directoryURL)
+        // A mapping model whose editor copies of its model versions do not read is compiled against the versions
+        // themselves, so that every model file of the target is an input.
+        let modelFiles = models.flatMap { Self.files(in: $0) }
+        let mappingCommands = Self.mappingModels(in: target.directoryURL).map { mapping -> Command in
+            let compiled = context.pluginWorkDirectoryURL.appendingPathComponent(
+                mapping.deletingPathExtension().lastPathComponent + ".cdm")
+            return .buildCommand(
+                displayName: "Compiling Core Data mapping model \(mapping.lastPathComponent)",
+                executable: compiler.url,
+                arguments: [mapping.path, compiled.path],
+                inputFiles: Self.files(in: mapping) + modelFiles,
+                outputFiles: [compiled])
+        }
+        let modelCommands = models.flatMap { model -> [Command] in
             let name = model.deletingPathExtension().lastPathComponent
             let source = context.pluginWorkDirectoryURL.appendingPathComponent("\(name)+CoreDataModel.swift")
             let compiled = context.pluginWorkDirectoryURL.appendingPathComponent(
@@ -43,10 +62,21 @@ struct CoreDataModelCodeGenerator: BuildToolPlugin {
                     outputFiles: [compiled]),
             ]
         }
+        return modelCommands + mappingCommands
     }
 
     /// The model bundles and stand-alone model versions under `directory`.
     static func models(in directory: URL) -> [URL] {
+        folders(withExtensions: ["xcdatamodeld", "xcdatamodel"], in: directory)
+    }
+
+    /// The mapping models under `directory`.
+    static func mappingModels(in directory: URL) -> [URL] {
+        folders(withExtensions: ["xcmappingmodel"], in: directory)
+    }
+
+    /// The folders under `directory` with one of `extensions`, not looking inside any model or mapping model.
+    static func folders(withExtensions extensions: Set<String>, in directory: URL) -> [URL] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
         var result: [URL] = []
         for name in names.sorted() where !name.hasPrefix(".") {
@@ -54,9 +84,10 @@ struct CoreDataModelCodeGenerator: BuildToolPlugin {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue
             else { continue }
-            switch url.pathExtension {
-            case "xcdatamodeld", "xcdatamodel": result.append(url)
-            default: result += models(in: url)
+            if extensions.contains(url.pathExtension) {
+                result.append(url)
+            } else if !["xcdatamodeld", "xcdatamodel", "xcmappingmodel"].contains(url.pathExtension) {
+                result += folders(withExtensions: extensions, in: url)
             }
         }
         return result

@@ -10,6 +10,8 @@ struct CoreDataCommand: ParsableCommand {
             InspectCommand.self,
             ModelCommand.self,
             DiagramCommand.self,
+            CompileCommand.self,
+            MigrateCommand.self,
         ]
     )
 }

@@ -11,11 +11,24 @@ struct ModelCommand: ParsableCommand {
             Reads Xcode model bundles (.xcdatamodeld), single versions (.xcdatamodel) and compiled models \
             (.momd, .mom). Version hashes are printed in Base64, as store metadata holds them \
             (NSStoreModelVersionHashes).
+
+            With --diff, compares two versions: entities and properties added, removed, renamed and changed, \
+            with their version hashes, and whether lightweight migration can be inferred between them. Each \
+            version is a model file (a bundle stands for its current version) or, after a model bundle, the name \
+            of one of its versions:
+
+              coredata model --diff Old.xcdatamodel New.xcdatamodel
+              coredata model Model.xcdatamodeld --diff "Model" "Model 2"
             """
     )
 
     @Argument(help: "The model: an .xcdatamodeld, .xcdatamodel, .momd or .mom.")
-    var path: String
+    var path: String?
+
+    @Option(
+        name: .customLong("diff"), parsing: .upToNextOption,
+        help: "Compare two versions: model files, or version names of the model given.")
+    var diff: [String] = []
 
     @Option(name: .customLong("version"), help: "Print this version instead of the current one.")
     var versionName: String?
@@ -26,16 +39,57 @@ struct ModelCommand: ParsableCommand {
     @Flag(help: "Also print each property's version hash.")
     var propertyHashes = false
 
+    func validate() throws {
+        if diff.isEmpty {
+            guard path != nil else { throw ValidationError("Give the model to print, or --diff and two versions") }
+        } else {
+            guard diff.count == 2 else {
+                throw ValidationError("--diff compares two versions; \(diff.count) were given")
+            }
+            guard versionName == nil, !allVersions else {
+                throw ValidationError("--diff names its two versions; leave out --version and --all-versions")
+            }
+        }
+    }
+
     func run() throws {
         do {
-            try render()
+            if diff.isEmpty {
+                try render(URL(fileURLWithPath: path ?? ""))
+            } else {
+                let old = try version(diff[0])
+                let new = try version(diff[1])
+                print(
+                    ModelDiff.render(from: old.model, named: old.name, to: new.model, named: new.name), terminator: "")
+            }
         } catch let error as NSError where error.domain == NSCocoaErrorDomain {
             throw ModelToolError(message: error.localizedDescription)
         }
     }
 
-    private func render() throws {
-        let url = URL(fileURLWithPath: path)
+    /// A version to compare: the name of a version of the model given, else a model file (its current version).
+    private func version(_ specifier: String) throws -> (name: String, model: NSManagedObjectModel) {
+        let url = URL(fileURLWithPath: specifier)
+        let isModelFile =
+            ["xcdatamodeld", "xcdatamodel", "momd", "mom"].contains(url.pathExtension.lowercased())
+            && FileManager.default.fileExists(atPath: url.path)
+        if let path, !isModelFile {
+            let versions = try NSManagedObjectModel.versionsOfModel(at: URL(fileURLWithPath: path))
+            guard let version = versions.first(where: { $0.name == specifier }) else {
+                throw ValidationError(
+                    "No version named '\(specifier)'; the versions are \(versions.map(\.name).joined(separator: ", "))")
+            }
+            return version
+        }
+        let versions = try NSManagedObjectModel.versionsOfModel(at: url)
+        let current = try NSManagedObjectModel.currentVersionNameOfModel(at: url)
+        guard let version = versions.first(where: { $0.name == current }) ?? versions.last else {
+            throw ValidationError("The model \(url.path) has no version")
+        }
+        return version
+    }
+
+    private func render(_ url: URL) throws {
         let versions = try NSManagedObjectModel.versionsOfModel(at: url)
         let current = try NSManagedObjectModel.currentVersionNameOfModel(at: url)
         print("Model \(url.lastPathComponent)")

@@ -149,6 +149,25 @@ final class CancellingPolicy: NSEntityMigrationPolicy {
     }
 }
 
+/// A policy that kills its process with SIGKILL — as a crash, or the system ending an app, would stop a migration
+/// without a chance to clean up — at the stage its mapping's user info names: `create` after the second destination
+/// object, `end` once every object is made and before the one save.
+final class KillingPolicy: RecordingPolicy {
+    override func createDestinationInstances(
+        forSource sInstance: NSManagedObject, in mapping: NSEntityMapping, manager: NSMigrationManager
+    ) throws {
+        try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
+        if mapping.userInfo?["killAt"] as? String == "create",
+            manager.destinationInstances(forEntityMappingName: mapping.name, sourceInstances: nil).count == 2
+        {
+            kill(getpid(), SIGKILL)
+        }
+    }
+    override func end(_ mapping: NSEntityMapping, manager: NSMigrationManager) throws {
+        if mapping.userInfo?["killAt"] as? String == "end" { kill(getpid(), SIGKILL) }
+    }
+}
+
 /// `NSMigrationManager`: the object-by-object migration with mapping models, policies and their stages.
 @Suite struct MigrationManagerTests {
     /// People with a name and an age, in version 1 with a nickname, in version 2 with a shout.
@@ -383,6 +402,45 @@ final class CancellingPolicy: NSEntityMigrationPolicy {
         #expect(MigrationCorpus.contents(of: source) == before)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         #expect(!FileManager.default.fileExists(atPath: destination.path + "-wal"))
+    }
+
+    /// A process killed half-way through a migration — while it makes the destination objects, or once it has made
+    /// them all and is about to save — leaves the source store as it was and nothing at the destination: the
+    /// destination is written under another name and takes its own only when complete. Migrating again succeeds.
+    @Test(arguments: ["create", "end"])
+    func aProcessKilledHalfWayLeavesTheSourceAsItWasAndNoDestination(stage: String) async throws {
+        let directory = SQLiteTestDirectory()
+        let source = directory.store("People1.sqlite")
+        let destination = directory.store("People2.sqlite")
+        try Self.writePeople([("ada", 36), ("cleo", 25), ("dan", 41), ("eve", 30)], to: source)
+        let before = MigrationCorpus.contents(of: source)
+        await #expect(processExitsWith: .signal(SIGKILL)) {
+            [source = source.path as String, destination = destination.path as String, stage = stage as String] in
+            let mapping = MigrationManagerTests.peopleMapping(policy: "KillingPolicy")
+            mapping.entityMappings[0].userInfo = ["killAt": stage]
+            let manager = NSMigrationManager(
+                sourceModel: MigrationManagerTests.peopleModel(version: 1),
+                destinationModel: MigrationManagerTests.peopleModel(version: 2))
+            try? manager.migrateStore(
+                from: URL(fileURLWithPath: source), type: .sqlite, mapping: mapping,
+                to: URL(fileURLWithPath: destination), type: .sqlite)
+        }
+        #expect(MigrationCorpus.contents(of: source) == before)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        let old = try SQLiteStack.coordinator(Self.peopleModel(version: 1), at: source)
+        let context = SQLiteStack.context(old)
+        #expect(
+            try context.performAndWait { try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")) }
+                == 4)
+        try SQLiteStack.close(old)
+
+        try NSMigrationManager(
+            sourceModel: Self.peopleModel(version: 1), destinationModel: Self.peopleModel(version: 2)
+        )
+        .migrateStore(
+            from: source, type: .sqlite, mapping: Self.peopleMapping(policy: "RecordingPolicy"), to: destination,
+            type: .sqlite)
+        #expect(try Self.people(at: destination).keys.sorted() == ["ada", "cleo", "dan", "eve"])
     }
 
     @Test func aCancelledMigrationFailsWithTheCancellationsError() throws {

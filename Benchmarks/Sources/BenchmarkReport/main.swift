@@ -147,3 +147,19 @@ if modelRows.contains(where: { medians[$0.0] != nil }) {
         print("| \(title) | \(format(result)) |")
     }
 }
+
+// Each migration against SQLite's own copy of the table, the reference.
+let migrationRows = [
+    ("migration.lightweight", "lightweight migration of 100,000 rows (add attribute, rename attribute)"),
+    ("migration.mapping", "mapping-model migration of 100,000 rows"),
+]
+if let reference = medians["migration.copy"], migrationRows.contains(where: { medians[$0.0] != nil }) {
+    print()
+    print("| Migration workload | SQLite's copy of the table | OpenCoreData |")
+    print("|:--|--:|--:|")
+    for (key, title) in migrationRows {
+        guard let result = medians[key] else { continue }
+        print(
+            "| \(title) | \(format(reference)) | \(format(result)) (\(String(format: "%.2f×", result / reference))) |")
+    }
+}

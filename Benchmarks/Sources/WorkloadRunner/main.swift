@@ -7,6 +7,7 @@ import PersistenceWorkloads
 //   WorkloadRunner memory <raw|grdb|records|ocd>                     the memory row, as JSON
 //   WorkloadRunner predicate <parse|megabyte|keypath|managed|plain|dictionary> [n]   the predicate workloads
 //   WorkloadRunner model <chain|flat> [n] [size]                     load a large model and add a store (and save)
+//   WorkloadRunner migration <lightweight|mapping|copy> [n]          migrate a store of 100,000 items (or copy it)
 //   WorkloadRunner sqlite-version                                    the version of the SQLite library linked
 //
 // Under callgrind, count only the measured part with `--toggle-collect='*measuredRun*'`.
@@ -24,6 +25,11 @@ func measuredRun(_ run: WorkloadRun) throws -> Checksum {
 @inline(never)
 func measuredPredicate(_ body: () -> Int) -> Int {
     body()
+}
+
+@inline(never)
+func measuredMigration(_ run: MigrationWorkloads.Run) throws {
+    try run.run()
 }
 
 @inline(never)
@@ -134,6 +140,21 @@ case "model":
     }
     let formatted = times.map { String(format: "%.3f", $0) }.joined(separator: " ")
     print("model \(kind): median \(String(format: "%.3f", median(times))) s  [\(formatted)] (result \(result))")
+
+case "migration":
+    guard let kind = arguments.dropFirst().first.flatMap(MigrationWorkloads.Kind.init(rawValue:)) else {
+        fail("usage: WorkloadRunner migration <lightweight|mapping|copy> [iterations]")
+    }
+    let iterations = arguments.dropFirst(2).first.flatMap(Int.init) ?? 5
+    let template = try MigrationWorkloads.Template()
+    var times: [Double] = []
+    for _ in 0..<iterations {
+        let run = try MigrationWorkloads.prepare(kind, in: template)
+        times.append(try seconds { try measuredMigration(run) })
+        try run.finish()
+    }
+    let formatted = times.map { String(format: "%.3f", $0) }.joined(separator: " ")
+    print("migration \(kind.rawValue): median \(String(format: "%.3f", median(times))) s  [\(formatted)]")
 
 default:
     guard let name = Libraries.name(forShortName: first), let driver = Libraries.driver(named: name) else {

@@ -1,11 +1,36 @@
 // The object-by-object migration: open the source store read-only and the destination store, run the entity
 // mappings' policies stage by stage, save the destination once. Nothing is written before that save, so a failure
-// anywhere leaves the destination store as it was (and removes it if this migration created it).
+// anywhere leaves the destination store as it was (and removes it if this migration created it). A new SQLite
+// destination is written under another name beside it and renamed into place once complete, so that a process killed
+// half-way leaves no store at the destination — only a hidden file, never one that opens as a migrated store.
 
 extension NSMigrationManager {
     func _migrate(
         from sourceURL: URL, type sourceType: String, options sourceOptions: [AnyHashable: Any]?,
         mapping: NSMappingModel?, to destinationURL: URL, type destinationType: String,
+        options destinationOptions: [AnyHashable: Any]?
+    ) throws {
+        guard destinationType == NSSQLiteStoreType, destinationURL.isFileURL,
+            StoreLocation(destinationURL) == .missing
+        else {
+            return try _migrate(
+                from: sourceURL, type: sourceType, options: sourceOptions, mapping: mapping, to: destinationURL,
+                writingTo: destinationURL, type: destinationType, options: destinationOptions)
+        }
+        let staging = destinationURL.deletingLastPathComponent().appendingPathComponent(
+            ".\(destinationURL.lastPathComponent).migrating-\(UUID().uuidString)")
+        defer { MigrationFiles.remove(MigrationFiles.companions.map { URL(fileURLWithPath: staging.path + $0) }) }
+        try _migrate(
+            from: sourceURL, type: sourceType, options: sourceOptions, mapping: mapping, to: destinationURL,
+            writingTo: staging, type: destinationType, options: destinationOptions)
+        try NSSQLiteStore._moveClosedStore(at: staging, to: destinationURL)
+    }
+
+    /// Migrates into the store at `workURL`, which is `destinationURL` or the file that will become it (the errors
+    /// name `destinationURL`).
+    private func _migrate(
+        from sourceURL: URL, type sourceType: String, options sourceOptions: [AnyHashable: Any]?,
+        mapping: NSMappingModel?, to destinationURL: URL, writingTo workURL: URL, type destinationType: String,
         options destinationOptions: [AnyHashable: Any]?
     ) throws {
         guard let mapping else {
@@ -25,7 +50,7 @@ extension NSMigrationManager {
         if usesStoreSpecificMigrationManager, mapping._isInferred, sourceType == destinationType,
             let storeClass = NSPersistentStoreCoordinator.storeClass(forType: sourceType),
             try storeClass._migrateInferred(
-                from: sourceURL, options: sourceOptions, to: destinationURL, options: destinationOptions,
+                from: sourceURL, options: sourceOptions, to: workURL, options: destinationOptions,
                 sourceModel: _sourceModel, destinationModel: _destinationModel, mapping: mapping)
         {
             _totalUnits = 1
@@ -50,7 +75,7 @@ extension NSMigrationManager {
         }
         defer { Self._removeStores(of: sourceCoordinator) }
 
-        let createdFiles = MigrationFiles.absent(at: destinationURL)
+        let createdFiles = MigrationFiles.absent(at: workURL)
         var writable = destinationOptions ?? [:]
         writable[NSMigratePersistentStoresAutomaticallyOption] = false
         let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: _destinationModel)
@@ -61,7 +86,7 @@ extension NSMigrationManager {
         }
         do {
             try destinationCoordinator.addPersistentStore(
-                ofType: destinationType, configurationName: nil, at: destinationURL, options: writable)
+                ofType: destinationType, configurationName: nil, at: workURL, options: writable)
         } catch {
             throw coreDataError(
                 NSMigrationManagerDestinationStoreError,
@@ -71,7 +96,7 @@ extension NSMigrationManager {
         }
         // A new destination store continues the source store: its UUID and the user's own metadata carry over, as
         // Apple's framework carries them.
-        if createdFiles.contains(where: { $0.path == destinationURL.path }),
+        if createdFiles.contains(where: { $0.path == workURL.path }),
             let sourceMetadata = sourceCoordinator.persistentStores.first?.metadata,
             let destinationStore = destinationCoordinator.persistentStores.first
         {

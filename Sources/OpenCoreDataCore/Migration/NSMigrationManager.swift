@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Migrates the data of a store of one model version into a store of another, as a mapping model describes: it
 /// reads the source objects through a context on the source store, has each entity mapping's migration policy make
 /// the destination objects in a context on the destination store, and saves them.
@@ -31,8 +33,17 @@ open class NSMigrationManager: NSObject, KeyValueCoding, PredicateFunctionTarget
     /// An error found while evaluating an expression, which cannot throw: reported once the expression returns.
     var _expressionError: NSError?
     var _progress: Progress?
-    var _completedUnits: Int64 = 0
-    var _totalUnits: Int64 = 0
+    /// The units of work done and to do, behind a lock: `migrationProgress` may be read from another thread while
+    /// the migration runs, to show how far it has come.
+    let _units = Mutex<(completed: Int64, total: Int64)>((0, 0))
+    var _completedUnits: Int64 {
+        get { _units.withLock { $0.completed } }
+        set { _units.withLock { $0.completed = newValue } }
+    }
+    var _totalUnits: Int64 {
+        get { _units.withLock { $0.total } }
+        set { _units.withLock { $0.total = newValue } }
+    }
 
     /// A manager for migrating data of `sourceModel` to `destinationModel`.
     public init(sourceModel: NSManagedObjectModel, destinationModel: NSManagedObjectModel) {
@@ -69,10 +80,12 @@ open class NSMigrationManager: NSObject, KeyValueCoding, PredicateFunctionTarget
     /// The entity mapping being run.
     open var currentEntityMapping: NSEntityMapping { _currentEntityMapping ?? NSEntityMapping() }
 
-    /// How far the migration has come, from 0 to 1.
+    /// How far the migration has come, from 0 to 1: 0 until the migration has counted its work, 1 once it is done.
+    /// It may be read from another thread while the migration runs.
     open var migrationProgress: Float {
-        guard _totalUnits > 0 else { return _mappingModel == nil ? 0 : 1 }
-        return Float(Double(_completedUnits) / Double(_totalUnits))
+        _units.withLock { units in
+            units.total > 0 ? Float(Double(min(units.completed, units.total)) / Double(units.total)) : 0
+        }
     }
 
     /// The progress of the migration under way (an OpenCoreData addition): a child of the thread's current

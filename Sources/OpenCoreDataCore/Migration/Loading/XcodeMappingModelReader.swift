@@ -23,7 +23,22 @@ enum XcodeMappingModelReader {
         var relationships: [String: [String]] = [:]
     }
 
+    /// A mapping model file with the model versions it was made between: as the editor embedded them (`nil` when
+    /// they cannot be read) and as the paths of the versions in the project.
+    struct Document {
+        var mapping: NSMappingModel
+        var sourceModelPath: String?
+        var destinationModelPath: String?
+        var sourceModel: NSManagedObjectModel?
+        var destinationModel: NSManagedObjectModel?
+    }
+
     static func load(_ url: URL) throws -> NSMappingModel {
+        try document(url).mapping
+    }
+
+    /// The mapping model in the `xcmapping.xml` at `url`, completed from the models it embeds if they read.
+    static func document(_ url: URL) throws -> Document {
         let data = try MappingModelFileLoader.read(url)
         let objects: [Object]
         do {
@@ -40,17 +55,19 @@ enum XcodeMappingModelReader {
         }
     }
 
-    static func decode(_ objects: [Object]) throws -> NSMappingModel {
+    static func decode(_ objects: [Object]) throws -> Document {
         var byID: [String: Object] = [:]
         for object in objects { byID[object.id] = object }
         let model = NSMappingModel()
-        var sourceModel: NSManagedObjectModel?
-        var destinationModel: NSManagedObjectModel?
+        var document = Document(mapping: model)
         if let root = objects.first(where: { $0.type == "XDDEVMAPPINGMODEL" }) {
-            model._sourceModelVersionName = versionName(root.attributes["sourcemodelpath"])
-            model._destinationModelVersionName = versionName(root.attributes["destinationmodelpath"])
-            sourceModel = embeddedModel(root.attributes["sourcemodeldata"], name: model._sourceModelVersionName)
-            destinationModel = embeddedModel(
+            document.sourceModelPath = nonEmpty(root.attributes["sourcemodelpath"])
+            document.destinationModelPath = nonEmpty(root.attributes["destinationmodelpath"])
+            model._sourceModelVersionName = versionName(document.sourceModelPath)
+            model._destinationModelVersionName = versionName(document.destinationModelPath)
+            document.sourceModel = embeddedModel(
+                root.attributes["sourcemodeldata"], name: model._sourceModelVersionName)
+            document.destinationModel = embeddedModel(
                 root.attributes["destinationmodeldata"], name: model._destinationModelVersionName)
         }
         let entityObjects = objects.filter { $0.type == "XDDEVENTITYMAPPING" }.sorted {
@@ -61,18 +78,26 @@ enum XcodeMappingModelReader {
         model._entityMappings = try entityObjects.map { object in
             try entityMapping(object, byID: byID)
         }
-        if let sourceModel, let destinationModel {
-            for mapping in model._entityMappings {
-                mapping.sourceEntityVersionHash = mapping.sourceEntityName.flatMap {
-                    sourceModel.entitiesByName[$0]?.versionHash
-                }
-                mapping.destinationEntityVersionHash = mapping.destinationEntityName.flatMap {
-                    destinationModel.entitiesByName[$0]?.versionHash
-                }
-            }
-            XcodeMappingAutogeneration.complete(model, sourceModel: sourceModel, destinationModel: destinationModel)
+        if let sourceModel = document.sourceModel, let destinationModel = document.destinationModel {
+            complete(model, sourceModel: sourceModel, destinationModel: destinationModel)
         }
-        return model
+        return document
+    }
+
+    /// Does what Xcode's compiler does with the two model versions: records each entity's version hash in the entity
+    /// mappings, and generates the value expressions the editor left to be generated.
+    static func complete(
+        _ model: NSMappingModel, sourceModel: NSManagedObjectModel, destinationModel: NSManagedObjectModel
+    ) {
+        for mapping in model._entityMappings {
+            mapping.sourceEntityVersionHash = mapping.sourceEntityName.flatMap {
+                sourceModel.entitiesByName[$0]?.versionHash
+            }
+            mapping.destinationEntityVersionHash = mapping.destinationEntityName.flatMap {
+                destinationModel.entitiesByName[$0]?.versionHash
+            }
+        }
+        XcodeMappingAutogeneration.complete(model, sourceModel: sourceModel, destinationModel: destinationModel)
     }
 
     /// `Model.xcdatamodeld/Model 2.xcdatamodel` → `Model 2`.

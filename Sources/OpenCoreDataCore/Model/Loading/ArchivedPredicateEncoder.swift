@@ -1,6 +1,7 @@
 /// Archives predicates and expressions as Foundation's classes encode themselves (`NSComparisonPredicate` with an
 /// `NSPredicateOperator`, `NSKeyPathExpression` with an `NSKeyPathSpecifierExpression`…), for the validation
-/// predicates, fetch requests and derivations of compiled models; `ArchivedPredicateDecoder` reads them back.
+/// predicates, fetch requests and derivations of compiled models and the expressions of compiled mapping models;
+/// `ArchivedPredicateDecoder` reads them back.
 ///
 /// Block predicates and expressions cannot be archived (Apple's framework refuses them too); neither, in this
 /// release, can set expressions, conditionals, assignments, `ANYKEY` and custom-selector comparisons.
@@ -162,9 +163,20 @@ enum ArchivedPredicateEncoder {
                     "NSSubpredicate": condition,
                 ]
             }
+        case .fetch(let request, let context, let countOnly):
+            // As mapping models hold the source fetch of an entity mapping (`FETCH(FUNCTION($manager, …),
+            // $manager.sourceContext, NO)`).
+            return try writer.encodeObject(className: "NSFetchRequestExpression") { (writer, _) throws(Failure) in
+                let requestExpression = try self.expression(request, into: &writer)
+                let contextExpression = try self.expression(context, into: &writer)
+                return [
+                    "NSExpressionType": .integer(50), "NSFRExpression": requestExpression,
+                    "NSMOCExpression": contextExpression, "NSCountOnlyFlag": .bool(countOnly),
+                ]
+            }
         case .block:
             throw Failure(description: "a block expression cannot be archived")
-        case .unionSet, .intersectSet, .minusSet, .anyKey, .conditional, .assignment, .symbolicIndex, .fetch:
+        case .unionSet, .intersectSet, .minusSet, .anyKey, .conditional, .assignment, .symbolicIndex:
             throw Failure(description: "the expression \(expression.description) cannot be archived by this release")
         }
     }

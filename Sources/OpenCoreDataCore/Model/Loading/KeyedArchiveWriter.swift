@@ -218,7 +218,7 @@ struct KeyedArchiveWriter {
         }
         for name in [
             "NSConstantValueExpression", "NSSelfExpression", "NSVariableExpression", "NSKeyPathSpecifierExpression",
-            "NSFunctionExpression", "NSAggregateExpression", "NSSubqueryExpression",
+            "NSFunctionExpression", "NSAggregateExpression", "NSSubqueryExpression", "NSFetchRequestExpression",
         ] {
             chains[name] = ["NSExpression", "NSObject"]
         }

@@ -57,6 +57,37 @@ extension NSSQLiteStore {
         return done
     }
 
+    /// Gives the closed store at `staging`, which a migration wrote, the name `destination`, where there is no file:
+    /// its WAL folded into the file first, so that the one file is the whole store, then a hard link made and the
+    /// staging name removed — a link, unlike a rename, never replaces a file that appeared at `destination` meanwhile.
+    static func _moveClosedStore(at staging: URL, to destination: URL) throws {
+        if FileManager.default.fileExists(atPath: staging.path + "-wal") {
+            let connection = try _connect(staging, readOnly: false, create: false, timeout: 240)
+            defer { connection.close() }
+            do {
+                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            } catch {
+                throw error.coreDataError(url: destination, action: "finishing the migration of")
+            }
+        }
+        if link(staging.path, destination.path) == 0 {
+            unlink(staging.path)
+            return
+        }
+        let reason = errno
+        // A file system without hard links: rename, the file having been missing a moment ago.
+        if reason != EEXIST, StoreLocation(destination) == .missing, rename(staging.path, destination.path) == 0 {
+            return
+        }
+        throw coreDataError(
+            NSMigrationManagerDestinationStoreError,
+            reason == EEXIST
+                ? "A file appeared at \(destination.path) while the store was being migrated there; it was left as "
+                    + "it is and the migrated store discarded: migrate again to a location no other process writes"
+                : "The migrated store cannot be put at \(destination.path): \(String(cString: strerror(reason)))",
+            userInfo: [NSURLErrorKey: destination])
+    }
+
     /// The model in the store's `Z_MODELCACHE`, if it has one that reads.
     static func _readCachedModel(at url: URL) -> NSManagedObjectModel? {
         guard let url = try? _fileURL(url), case .regularFile(let size) = StoreLocation(url), size > 0,
