@@ -11,6 +11,10 @@
 /// mapping.entityMigrationPolicyClassName = "PostPolicy"
 /// ```
 open class NSEntityMapping: NSObject, @unchecked Sendable {
+    /// Equal to a mapping that describes the same (see `NSMappingModel+Equality.swift`).
+    open override func isEqual(_ object: Any?) -> Bool { _describesSameMapping(as: object) }
+    open override var hash: Int { _mappingHash }
+
     var _name: String?
     /// What the mapping does with the source objects.
     open var mappingType: NSEntityMappingType = .undefinedEntityMappingType

@@ -11,6 +11,10 @@
 ///     ?? (try NSMappingModel.inferredMappingModel(forSourceModel: version1, destinationModel: version2))
 /// ```
 open class NSMappingModel: NSObject, @unchecked Sendable {
+    /// Equal to a mapping that describes the same (see `NSMappingModel+Equality.swift`).
+    open override func isEqual(_ object: Any?) -> Bool { _describesSameMapping(as: object) }
+    open override var hash: Int { _mappingHash }
+
     var _entityMappings: [NSEntityMapping] = []
     /// Made by `inferredMappingModel(forSourceModel:destinationModel:)`: a store that can migrate in place (SQLite)
     /// does so for such a mapping.

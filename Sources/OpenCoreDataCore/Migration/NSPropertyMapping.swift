@@ -12,6 +12,10 @@
 ///
 /// A mapping without a value expression leaves the destination property at its default.
 open class NSPropertyMapping: NSObject, @unchecked Sendable {
+    /// Equal to a mapping that describes the same (see `NSMappingModel+Equality.swift`).
+    open override func isEqual(_ object: Any?) -> Bool { _describesSameMapping(as: object) }
+    open override var hash: Int { _mappingHash }
+
     /// The name of the destination property.
     open var name: String?
     /// The expression that computes the destination property's value.
