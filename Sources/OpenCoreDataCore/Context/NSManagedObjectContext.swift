@@ -321,7 +321,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Contexts whose queue the main thread is blocked on (directly, or through contexts it waits for), with a
     /// count for nested waits.
-    private static let mainThreadWaits = Mutex<[ObjectIdentifier: Int]>([:])
+    private static let mainThreadWaits = LockedState<[ObjectIdentifier: Int]>([:])
 
     private static func isAwaitedByMainThread(_ context: NSManagedObjectContext?) -> Bool {
         guard let context else { return false }

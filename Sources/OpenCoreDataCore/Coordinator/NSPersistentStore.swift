@@ -28,8 +28,8 @@ public let NSPersistentStoreRemoteChangeNotificationPostOptionKey =
 /// coordinator creates them from their registered type.
 open class NSPersistentStore: NSObject, @unchecked Sendable {
     // @unchecked: the coordinator calls a store only inside `_serialized` (one call at a time per store, `_storeLock`);
-    // what may be read beside such a call (`_cachedObjectIDReference`, deferred notices) is behind a `Mutex` or an
-    // `Atomic`; the rest is set while the store is added, before other threads can reach it.
+    // what may be read beside such a call (`_cachedObjectIDReference`, deferred notices) is behind a `LockedState` or
+    // an `Atomic`; the rest is set while the store is added, before other threads can reach it.
     /// The Swift-style store type.
     public struct StoreType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
@@ -58,7 +58,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _addedType: String?
     /// What object IDs of this store hold (see `_objectIDReference`): behind a lock of its own, as a fetch that runs
     /// beside another call into the store (`_serialized(_:orBeside:)`) reads it while that call may make a new one.
-    private let _objectIDReferenceCache = Mutex<ObjectIDStoreReference?>(nil)
+    private let _objectIDReferenceCache = LockedState<ObjectIDStoreReference?>(nil)
 
     /// The reference the store's object IDs hold, as last made; `nil` before the first.
     var _cachedObjectIDReference: ObjectIDStoreReference? { _objectIDReferenceCache.withLock { $0 } }

@@ -57,7 +57,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Store types
 
-    private static let registeredTypes = Mutex<[String: NSPersistentStore.Type]>([
+    private static let registeredTypes = LockedState<[String: NSPersistentStore.Type]>([
         NSInMemoryStoreType: NSInMemoryStore.self,
         NSSQLiteStoreType: NSSQLiteStore.self,
         NSBinaryStoreType: NSBinaryStore.self,

@@ -49,7 +49,7 @@ final class FetchedResultsEngine: @unchecked Sendable {
     // MARK: Caches
 
     /// The fingerprint of each cache name's request.
-    private static let caches = Mutex<[String: String]>([:])
+    private static let caches = LockedState<[String: String]>([:])
 
     static func deleteCache(withName name: String?) {
         caches.withLock { caches in
@@ -334,7 +334,7 @@ final class FetchedResultsEngine: @unchecked Sendable {
     /// Whether the delegate declined the difference (its default implementation ran).
     private static let declinedDifference = ThreadLocalPointer()
     /// Per delegate class: whether it implements `controller(_:didChangeContentWith:)`.
-    private static let differenceDelegates = Mutex<[ObjectIdentifier: Bool]>([:])
+    private static let differenceDelegates = LockedState<[ObjectIdentifier: Bool]>([:])
 
     static func noteDifferenceIgnored() {
         declinedDifference.value = UnsafeMutableRawPointer(bitPattern: 1)

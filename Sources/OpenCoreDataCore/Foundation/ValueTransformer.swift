@@ -22,7 +22,7 @@ public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
 /// ValueTransformer.setValueTransformer(ColorTransformer(), forName: NSValueTransformerName("ColorTransformer"))
 /// ```
 open class ValueTransformer: NSObject, @unchecked Sendable {
-    private static let registry = Mutex<[String: ValueTransformer]>([:])
+    private static let registry = LockedState<[String: ValueTransformer]>([:])
     /// For a transformer obtained with `init?(forName:)`: the registered transformer it speaks for.
     private var registered: ValueTransformer?
 

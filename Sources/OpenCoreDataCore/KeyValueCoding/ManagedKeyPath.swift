@@ -45,7 +45,7 @@ enum ManagedKeyPath {
         let keyPath: AnyKeyPath
     }
 
-    private static let resolutions = Mutex<[CacheKey: Resolution]>([:])
+    private static let resolutions = LockedState<[CacheKey: Resolution]>([:])
 
     static func resolution(of keyPath: AnyKeyPath) -> Resolution {
         let key = CacheKey(keyPath: keyPath)

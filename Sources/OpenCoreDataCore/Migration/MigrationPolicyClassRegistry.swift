@@ -11,7 +11,7 @@ enum MigrationPolicyClassRegistry {
         var imageIndex: [String: [String]]?
     }
 
-    private static let state = Mutex(State())
+    private static let state = LockedState(State())
 
     static func register(_ policyClass: NSEntityMigrationPolicy.Type) {
         state.withLock { state in

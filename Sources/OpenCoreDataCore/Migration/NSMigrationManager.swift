@@ -35,7 +35,7 @@ open class NSMigrationManager: NSObject, KeyValueCoding, PredicateFunctionTarget
     var _progress: Progress?
     /// The units of work done and to do, behind a lock: `migrationProgress` may be read from another thread while
     /// the migration runs, to show how far it has come.
-    let _units = Mutex<(completed: Int64, total: Int64)>((0, 0))
+    let _units = LockedState<(completed: Int64, total: Int64)>((0, 0))
     var _completedUnits: Int64 {
         get { _units.withLock { $0.completed } }
         set { _units.withLock { $0.completed = newValue } }

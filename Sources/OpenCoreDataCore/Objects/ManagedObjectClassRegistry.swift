@@ -36,7 +36,7 @@ enum ManagedObjectClassRegistry {
         weak var entity: NSEntityDescription?
     }
 
-    private static let state = Mutex(State())
+    private static let state = LockedState(State())
 
     /// Remembers a subclass seen in use.
     static func register(_ objectClass: NSManagedObject.Type) {

@@ -116,7 +116,7 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Registration notices
 
     /// Registration notices that arrived while another thread was in the store, in order: `true` for registered.
-    private let _deferredNotices = Mutex<[(registered: Bool, ids: [NSManagedObjectID])]>([])
+    private let _deferredNotices = LockedState<[(registered: Bool, ids: [NSManagedObjectID])]>([])
 
     /// Tells the store that a context registered (or no longer uses) `objectIDs` — at once if no other call is in
     /// the store, else with the next call into it. Never waits: objects are registered while a fetch's results are

@@ -32,9 +32,9 @@ struct SQLiteLightweightMigration {
 
     /// For tests: the migration of the store at a path fails after that many statements, as a full disk would stop
     /// it.
-    static let injectedFailures = Mutex<[String: Int]>([:])
+    static let injectedFailures = LockedState<[String: Int]>([:])
     /// For tests: the process is killed (SIGKILL) after that many statements of the migration of the store at a path.
-    static let injectedKills = Mutex<[String: Int]>([:])
+    static let injectedKills = LockedState<[String: Int]>([:])
 
     let connection: SQLiteConnection
     let url: URL

@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Recording is process-wide: while a recorder runs, it sees the statements of every SQLite store.
 @_spi(Testing) public final class SQLiteStatementRecorder: Sendable {
-    private let recorded = Mutex<[String]>([])
+    private let recorded = LockedState<[String]>([])
     private let id: Int
 
     /// Starts recording.
@@ -40,7 +40,7 @@ import Synchronization
 enum SQLiteStatementLog {
     fileprivate static let nextID = Atomic<Int>(1)
     fileprivate static let active = Atomic<Int>(0)
-    fileprivate static let recorders = Mutex<[Int: SQLiteStatementRecorder]>([:])
+    fileprivate static let recorders = LockedState<[Int: SQLiteStatementRecorder]>([:])
 
     @inline(__always)
     static var isRecording: Bool { active.load(ordering: .acquiring) > 0 }
