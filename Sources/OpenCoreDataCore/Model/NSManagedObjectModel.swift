@@ -252,8 +252,14 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         _invalidateCaches()
     }
 
+    /// Serializes freezing: coordinators of one model may be made on several threads at once (test suites running
+    /// in parallel do), and the first freezes it while the others wait to see it frozen.
+    private static let freezing = NSLock()
+
     /// Makes the model immutable and checks that it is complete. Called when a coordinator starts using it.
     func _freeze() {
+        NSManagedObjectModel.freezing.lock()
+        defer { NSManagedObjectModel.freezing.unlock() }
         guard _isEditable else { return }
         for entity in _entities {
             let name = entity._name ?? ""
