@@ -7,31 +7,6 @@ import Testing
 
 /// `coredata inspect <store.sqlite>`: metadata and per-entity row counts of any store, without its model.
 @Suite struct SQLiteInspectTests {
-    /// The `coredata` tool built beside the test bundle.
-    static var tool: URL? {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = directory.appendingPathComponent("coredata")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        return nil
-    }
-
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        guard let tool = Self.tool else { throw CocoaError(.fileNoSuchFile) }
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
-    }
-
     @Test(.enabled(if: SQLiteCorpus.isAvailable))
     func summarisesAnAppleStoreWithoutItsModelAndWithoutTouchingIt() throws {
         let directory = SQLiteTestDirectory()
@@ -53,7 +28,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == files.sorted())
     }
 
-    @Test(.enabled(if: tool != nil))
+    @Test(.enabled(if: CoreDataTool.url != nil))
     func theCommandPrintsMetadataAndRowCounts() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
@@ -67,7 +42,7 @@ import Testing
             NSEntityDescription.insertNewObject(forEntityName: "Dog", into: context).setValue("Rex", forKey: "name")
             try context.save()
         }
-        let (status, output) = try Self.run(["inspect", url.path])
+        let (status, output) = try CoreDataTool.run(["inspect", url.path])
         #expect(status == 0)
         #expect(output.contains("Type: SQLite"))
         #expect(output.contains("UUID: \(coordinator.persistentStores[0].identifier!)"))
@@ -79,7 +54,7 @@ import Testing
 
         let notAStore = directory.store("Notes.txt")
         try Data("hello".utf8).write(to: notAStore)
-        let refused = try Self.run(["inspect", notAStore.path])
+        let refused = try CoreDataTool.run(["inspect", notAStore.path])
         #expect(refused.status != 0)
         #expect(refused.output.contains("not a SQLite store"))
     }
