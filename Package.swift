@@ -18,6 +18,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // The ecosystem's logging API: the SQL and migration debug logs go through it (see CoreDataLogging).
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -47,7 +49,10 @@ let package = Package(
         // Foundation's in every import order (see Sources/OpenCoreData/OpenCoreData.swift).
         .target(
             name: "OpenCoreDataCore",
-            dependencies: ["CSQLite", "CZlib", "OpenCoreDataMacros", "XCDataModelFormat"]
+            dependencies: [
+                "CSQLite", "CZlib", "OpenCoreDataMacros", "XCDataModelFormat",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"]),
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataCore", "OpenCoreDataMacros"]),
@@ -90,7 +95,10 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat"],
+            dependencies: [
+                "OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             // The build plugin compiles the model bundle into Inventory.momd and the mapping model into
             // Inventory1to2.cdm; both are also copied as they are, for the tests that read Xcode's formats.
             resources: [.copy("Resources/Inventory.xcdatamodeld"), .copy("Resources/Inventory1to2.xcmappingmodel")],
