@@ -90,3 +90,29 @@ package enum SQLiteStoreInspector {
         }
     }
 }
+
+extension SQLiteStoreInspector {
+    /// What SQLite's `PRAGMA integrity_check` finds wrong in the store at `url`, one problem a line; empty when the
+    /// file is sound. Reads the file without writing to it, as `summary(of:)` does.
+    package static func integrityProblems(of url: URL) throws -> [String] {
+        let url = try NSSQLiteStore._fileURL(url)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        guard let size = (attributes?[.size] as? NSNumber)?.intValue else {
+            throw coreDataError(
+                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
+                userInfo: [NSURLErrorKey: url])
+        }
+        try NSSQLiteStore._prepareToRead(url, size: size, timeout: 10, recover: false)
+        let connection = try NSSQLiteStore._inspectionConnection(url)
+        defer { connection.close() }
+        do {
+            let statement = try connection.prepare("PRAGMA integrity_check")
+            defer { statement.finalize() }
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(0)) }
+            return lines == ["ok"] ? [] : lines
+        } catch {
+            throw NSSQLiteStore._coreDataError(error, url: url, action: "checking")
+        }
+    }
+}
