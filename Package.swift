@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         // The ecosystem's logging API: the SQL and migration debug logs go through it (see CoreDataLogging).
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // `swift package generate-documentation`: the DocC catalog, built in CI (.ci/run), where a broken symbol link
+        // fails the run.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(

@@ -3,7 +3,7 @@ import Foundation
 
 // `com.apple.CoreData.SQLDebug`: what each execution of a statement logs, in the shape of Apple's lines.
 //
-//     CoreData: sql: SELECT 0, t0.Z_PK, t0.Z_OPT, t0.ZNAME FROM ZPERSON t0 WHERE  t0.ZNAME = ?
+//     CoreData: sql: SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZNAME FROM ZPERSON t0 WHERE t0.ZNAME = ?
 //     CoreData: details: SQLite bind[0] = "Ada"                                    (level 2 and up)
 //     CoreData: details: SQLite: EXPLAIN QUERY PLAN SELECT …                       (level 4)
 //     CoreData: details: SQLite: 2 0 0 SCAN t0
