@@ -53,7 +53,7 @@ final class CapturingLogHandler: LogHandler, @unchecked Sendable {
         return model
     }
 
-    /// Saves two probes ("Ada" and "Grace", each with `token`), then fetches the first by name, with SQL logging at
+    /// Saves three probes ("Ada", "Grace" and "Linus", each with `token`), then fetches the first by name, with SQL logging at
     /// `level`; returns the lines logged, from the fetch on only if `fetchOnly`.
     static func run(level: Int, token: String, fetchOnly: Bool = false) throws -> [String] {
         let directory = SQLiteTestDirectory()
@@ -68,10 +68,11 @@ final class CapturingLogHandler: LogHandler, @unchecked Sendable {
         let context = SQLiteStack.context(coordinator)
         if !fetchOnly { CoreDataLogging.sqlDebugLevel = level }
         try context.performAndWait {
-            for (index, name) in ["Ada", "Grace"].enumerated() {
+            for (index, name) in ["Ada", "Grace", "Linus"].enumerated() {
                 let probe = NSEntityDescription.insertNewObject(forEntityName: "SQLDebugProbe", into: context)
                 probe.setValue("\(name) \(token)", forKey: "name")
-                probe.setValue(index + 1, forKey: "rank")
+                // Linus has no rank: a NULL is bound.
+                if index < 2 { probe.setValue(index + 1, forKey: "rank") }
             }
             try context.save()
             context.reset()
@@ -115,7 +116,7 @@ final class CapturingLogHandler: LogHandler, @unchecked Sendable {
         #expect(lines[index + 1].hasPrefix("CoreData: annotation: sql connection fetch time: "), "\(lines)")
         #expect(lines[index + 1].hasSuffix("s"))
         // The save: an insert per object, each with its execution time.
-        #expect(lines.filter { $0.hasPrefix("CoreData: sql: INSERT INTO ZSQLDEBUGPROBE") }.count == 2, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("CoreData: sql: INSERT INTO ZSQLDEBUGPROBE") }.count == 3, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("CoreData: annotation: sql execution time: ") })
         // No values below level 2: they may be private.
         #expect(!lines.contains { $0.contains(token) }, "\(lines)")
@@ -131,6 +132,7 @@ final class CapturingLogHandler: LogHandler, @unchecked Sendable {
         // The inserts' values: the rank is bound as an integer.
         #expect(lines.contains { $0.hasPrefix("CoreData: details: SQLite bind[") && $0.hasSuffix("= 2") }, "\(lines)")
         #expect(lines.contains { $0.contains("\"Grace \(token)\"") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("CoreData: details: SQLite bind[") && $0.hasSuffix("= nil") }, "\(lines)")
         #expect(!lines.contains { $0.contains("returned") })
     }
 

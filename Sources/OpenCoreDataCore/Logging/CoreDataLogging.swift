@@ -76,9 +76,10 @@ public enum CoreDataLogging {
         emit("CoreData: annotation: migration: " + message())
     }
 
-    /// The time since `start` (nanoseconds of `DispatchTime`) as Apple's log prints it, to a tenth of a millisecond.
-    package static func seconds(since start: UInt64) -> String {
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1_000_000_000
+    /// The time from `start` to `end` (nanoseconds of `DispatchTime`; `end` by default now) as Apple's log prints
+    /// it, to a tenth of a millisecond.
+    package static func seconds(since start: UInt64, until end: UInt64? = nil) -> String {
+        let elapsed = Double((end ?? DispatchTime.now().uptimeNanoseconds) &- start) / 1_000_000_000
         return String(format: "%.4fs", elapsed)
     }
 

@@ -19,8 +19,10 @@ final class SQLiteStatementTrace {
     let level: Int
     /// The values bound since the execution began, by parameter index (from 1).
     private(set) var bindings: [(index: Int32, value: SQLiteValue)] = []
-    /// When the first step began (nanoseconds of `DispatchTime`); `nil` until then.
+    /// When the first step began and the last one ended (nanoseconds of `DispatchTime`); `nil` until then. A
+    /// statement left before it is done ends when it is next reset, maybe much later: its time is up to its last step.
     var started: UInt64?
+    var lastStepped: UInt64?
     var rows = 0
 
     init(level: Int) { self.level = level }
@@ -71,7 +73,7 @@ extension SQLiteStatement {
         guard let trace else { return }
         self.trace = nil
         guard let started = trace.started else { return }
-        let time = CoreDataLogging.seconds(since: started)
+        let time = CoreDataLogging.seconds(since: started, until: trace.lastStepped)
         if sqlite3_column_count(handle) > 0 {
             CoreDataLogging.emit("CoreData: annotation: sql connection fetch time: \(time)")
             if trace.level >= 3 {
@@ -114,6 +116,7 @@ extension SQLiteStatement {
             trace.started = DispatchTime.now().uptimeNanoseconds
         }
         let code = sqlite3_step(handle)
+        trace.lastStepped = DispatchTime.now().uptimeNanoseconds
         switch code {
         case SQLITE_ROW:
             trace.rows += 1

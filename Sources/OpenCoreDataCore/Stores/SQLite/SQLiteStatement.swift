@@ -120,14 +120,18 @@ final class SQLiteStatement {
 
     func bind(_ value: SQLiteValue, at index: Int32) {
         switch value {
-        case .null:
-            sqlite3_bind_null(handle, index)
-            if _slowPath(trace != nil) { trace?.bound(value, at: index) }
+        case .null: bindNull(at: index)
         case .integer(let number): bind(number, at: index)
         case .real(let number): bind(number, at: index)
         case .text(let string): bind(string, at: index)
         case .blob(let data): bind(data, at: index)
         }
+    }
+
+    @inline(__always)
+    func bindNull(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+        if _slowPath(trace != nil) { trace?.bound(.null, at: index) }
     }
 
     @inline(__always)
