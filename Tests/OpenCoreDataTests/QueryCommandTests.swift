@@ -145,6 +145,40 @@ import Testing
         #expect(!output.contains("Integrity: ok"), "\(output)")
     }
 
+    /// Runs the tool on a terminal (util-linux's `script` gives it one) with `environment` added; what it printed.
+    static func runOnATerminal(_ arguments: [String], environment: [String: String]) throws -> String {
+        let tool = try #require(CoreDataTool.url)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        let command = ([tool.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        process.arguments = ["-qec", command.joined(separator: " "), "/dev/null"]
+        var merged = ProcessInfo.processInfo.environment
+        merged["NO_COLOR"] = nil
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func colourOnlyOnATerminalWithoutNoColor() throws {
+        let directory = SQLiteTestDirectory()
+        let (store, bundle) = try Self.inventory(in: directory)
+        let query = ["query", store.path, "--model", bundle.path, "--entity", "Item", "--limit", "1"]
+        let coloured = try Self.runOnATerminal(query, environment: ["TERM": "xterm"])
+        #expect(coloured.contains("\u{1B}[1mname\u{1B}[0m"), "\(coloured)")
+        let plain = try Self.runOnATerminal(query, environment: ["TERM": "xterm", "NO_COLOR": "1"])
+        #expect(!plain.contains("\u{1B}["), "\(plain)")
+        #expect(plain.contains("name"), "\(plain)")
+        // Piped (CoreDataTool's pipe), no colour either.
+        #expect(!(try CoreDataTool.run(query)).output.contains("\u{1B}["))
+    }
+
     @Test(.enabled(if: SQLiteCorpus.isAvailable)) func queriesAStoreWrittenByApplesCoreData() throws {
         let directory = SQLiteTestDirectory()
         let store = try directory.copyCorpusStore(
