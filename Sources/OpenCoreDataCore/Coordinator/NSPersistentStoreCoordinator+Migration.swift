@@ -2,7 +2,9 @@
 // `NSPersistentStoreDescription` sets by default): a store of another model version is migrated to the
 // coordinator's model before it opens. The source model is the model version in the program's bundles whose
 // version hashes the store records (or, failing that, the model the store keeps a copy of); the mapping model is
-// one found in the bundles, or, with `NSInferMappingModelAutomaticallyOption`, inferred. An inferred mapping
+// one found in the bundles, or, with `OpenCoreDataMigrateThroughModelVersionsOption`, a chain of them through the
+// bundles' model versions (NSPersistentStoreCoordinator+MigrationChain.swift), or, with
+// `NSInferMappingModelAutomaticallyOption`, inferred. An inferred mapping
 // migrates a SQLite store in place with SQL; anything else migrates object by object into a new file beside the
 // store, which then replaces the store's content in one step. Either way, a failure leaves the store as it was.
 
@@ -59,6 +61,15 @@ extension NSPersistentStoreCoordinator {
         CoreDataLogging.migrationStep(
             "source model version \(sourceModel.versionChecksum), "
                 + (mapping == nil ? "no mapping model in the bundles" : "a mapping model from the bundles"))
+        if mapping == nil, Self._isSet(options?[OpenCoreDataMigrateThroughModelVersionsOption]),
+            let steps = Self._migrationChain(
+                from: sourceModel, to: destinationModel, in: ModelBundleLocator.candidateBundles(),
+                inferringLastStep: Self._isSet(options?[NSInferMappingModelAutomaticallyOption]))
+        {
+            CoreDataLogging.migrationStep("migrating in \(steps.count) steps through the model versions of the bundles")
+            try Self._migrateThroughChain(storeClass, type: type, at: url, options: options, steps: steps)
+            return
+        }
         if mapping == nil, Self._isSet(options?[NSInferMappingModelAutomaticallyOption]) {
             CoreDataLogging.migrationStep("inferring a mapping model (lightweight migration)")
             do {
@@ -96,7 +107,7 @@ extension NSPersistentStoreCoordinator {
         CoreDataLogging.migrationStep(
             "migrating the store at \(url.path) with \(mapping.entityMappings.count) entity mappings"
                 + (mapping._isInferred ? " (inferred)" : ""))
-        do {
+        try _reportingMigrationErrors(at: url) {
             if mapping._isInferred,
                 try storeClass._migrateInPlace(
                     at: url, configuration: configuration, options: options, sourceModel: sourceModel,
@@ -111,6 +122,14 @@ extension NSPersistentStoreCoordinator {
                 destinationModel: destinationModel, mapping: mapping)
             CoreDataLogging.migrationStep(
                 "migrated object by object through a copy in \(CoreDataLogging.seconds(since: started))")
+        }
+    }
+
+    /// Runs `body`, passing Core Data's migration errors through and turning any other into `NSMigrationError`
+    /// (134110) that says the store at `url` is left as it was.
+    static func _reportingMigrationErrors(at url: URL, _ body: () throws -> Void) throws {
+        do {
+            try body()
         } catch let error as NSError
             where error.domain == NSCocoaErrorDomain && (134_110...134_190).contains(error.code)
         {
