@@ -255,6 +255,44 @@ final class NumberingPuppy: NSManagedObject {}
         #expect(reread["Cleo"] == "Keeper NSManagedObject animals= favorite=Dot tags=tame,wild")
     }
 
+    @Test func aStoreNumberedOtherwiseMigratesWithEveryRowAsItsOwnEntity() throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        try Self.write(url)
+        let expected = try SQLiteStack.releasingObjects {
+            let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+            defer { try? SQLiteStack.close(coordinator) }
+            return try Self.contents(coordinator)
+        }
+        try Self.renumber(url, to: Self.storeNumbers)
+        // The next model version gives Dog an attribute: lightweight migration moves the rows to a new table.
+        let next = Self.model()
+        let age = NSAttributeDescription()
+        age.name = "age"
+        age.attributeType = .integer16AttributeType
+        age.isOptional = true
+        let dog = try #require(next.entitiesByName["Dog"])
+        dog.properties = dog.properties.filter { $0.entity === dog } + [age]
+        let coordinator = try SQLiteStack.coordinator(
+            next, at: url,
+            options: [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true])
+        defer { try? SQLiteStack.close(coordinator) }
+        #expect(try Self.contents(coordinator) == expected)
+    }
+
+    @Test func aRowMayNameItsEntityByItsRenamingIdentifier() throws {
+        // Apple's in-place migration renames an entity without renaming its Z_PRIMARYKEY row.
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        try Self.write(url)
+        try RawSQLite.execute(url, "UPDATE Z_PRIMARYKEY SET Z_NAME = 'Kitten' WHERE Z_NAME = 'Cat'")
+        let renamed = Self.model()
+        renamed.entitiesByName["Cat"]?.renamingIdentifier = "Kitten"
+        let coordinator = try SQLiteStack.coordinator(renamed, at: url)
+        defer { try? SQLiteStack.close(coordinator) }
+        #expect(try Self.contents(coordinator)["Tom"]?.hasPrefix("Cat NSManagedObject") == true)
+    }
+
     @Test func aStoreThatNumbersAnEntityTheModelLacksIsRefusedUntouched() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
