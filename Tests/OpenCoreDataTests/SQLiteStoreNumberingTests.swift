@@ -305,7 +305,7 @@ final class NumberingPuppy: NSManagedObject {}
         } throws: { error in
             let error = error as NSError
             return error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreIncompatibleVersionHashError
-                && error.localizedDescription.contains("Ghost")
+                && error.localizedDescription.contains("Ghost") && error.userInfo["metadata"] is [String: Any]
         }
         #expect(coordinator.persistentStores.isEmpty)
         #expect(try Data(contentsOf: url) == before)

@@ -256,7 +256,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             } else {
                 // An existing store keeps its own entity numbers.
                 let numbers = try SQLiteModelMapping.storeNumbering(
-                    of: connection, model: model, configuration: configuration, url: url)
+                    of: connection, model: model, configuration: configuration, url: url, metadata: _metadata)
                 mapping = SQLiteModelMapping(model: model, configuration: configuration, storeNumbers: numbers)
             }
             try mapping.checkIdentifiers(url: url)

@@ -10,14 +10,17 @@ extension SQLiteModelMapping {
     /// The numbers that `Z_PRIMARYKEY` of the store behind `connection` gives the entities that `configuration` of
     /// `model` stores, by entity name. Fails with `NSPersistentStoreIncompatibleVersionHashError` when the table
     /// numbers an entity the model lacks, lacks one the configuration stores, or gives an entity another superentity
-    /// than the model does; with `NSFileReadCorruptFileError` when its numbers cannot be entity numbers.
+    /// than the model does; with `NSFileReadCorruptFileError` when its numbers cannot be entity numbers. The
+    /// errors carry the store's `metadata`, when given, as Apple's incompatibility errors do.
     static func storeNumbering(
-        of connection: SQLiteConnection, model: NSManagedObjectModel, configuration: String?, url: URL
+        of connection: SQLiteConnection, model: NSManagedObjectModel, configuration: String?, url: URL,
+        metadata: [String: Any]? = nil
     ) throws -> [String: Int64] {
         func failure(_ code: Int, _ reason: String) -> NSError {
-            coreDataError(
-                code, "The store at \(url.path) cannot be opened with this model: \(reason)",
-                userInfo: [NSURLErrorKey: url, "reason": reason])
+            var info: [String: Any] = [NSURLErrorKey: url, "reason": reason]
+            if let metadata { info["metadata"] = metadata }
+            return coreDataError(
+                code, "The store at \(url.path) cannot be opened with this model: \(reason)", userInfo: info)
         }
         let incompatible = NSPersistentStoreIncompatibleVersionHashError
         let corrupt = CocoaError.Code.fileReadCorruptFile.rawValue
