@@ -19,8 +19,12 @@ final class NumberingPuppy: NSManagedObject {}
                     .attribute("name", .stringAttributeType), .toOne("keeper", "Keeper", inverse: "animals"),
                     .toMany("fans", "Keeper", inverse: "favorite"),
                 ]),
-            .init(name: "Cat", parent: "Animal", properties: [.attribute("lives", .integer16AttributeType)]),
-            .init(name: "Dog", parent: "Animal", properties: [.attribute("breed", .stringAttributeType)]),
+            .init(
+                name: "Cat", parent: "Animal",
+                properties: [.attribute("lives", .integer16AttributeType), .attribute("size", .stringAttributeType)]),
+            .init(
+                name: "Dog", parent: "Animal",
+                properties: [.attribute("breed", .stringAttributeType), .attribute("size", .stringAttributeType)]),
             .init(name: "Puppy", parent: "Dog", properties: [.attribute("weeks", .integer16AttributeType)]),
             .init(
                 name: "Keeper",
@@ -59,8 +63,8 @@ final class NumberingPuppy: NSManagedObject {}
             let ben = insert("Keeper", ["name": "Ben"])
             let wild = insert("Tag", ["label": "wild"])
             let tame = insert("Tag", ["label": "tame"])
-            let rex = insert("Dog", ["name": "Rex", "breed": "collie", "keeper": anna])
-            insert("Cat", ["name": "Tom", "lives": 9, "keeper": ben])
+            let rex = insert("Dog", ["name": "Rex", "breed": "collie", "size": "large", "keeper": anna])
+            insert("Cat", ["name": "Tom", "lives": 9, "size": "small", "keeper": ben])
             let bit = insert("Puppy", ["name": "Bit", "breed": "pug", "weeks": 8, "keeper": anna])
             insert("Animal", ["name": "Blob"])
             anna.setValue(bit, forKey: "favorite")
@@ -291,6 +295,37 @@ final class NumberingPuppy: NSManagedObject {}
         let coordinator = try SQLiteStack.coordinator(renamed, at: url)
         defer { try? SQLiteStack.close(coordinator) }
         #expect(try Self.contents(coordinator)["Tom"]?.hasPrefix("Cat NSManagedObject") == true)
+    }
+
+    @Test func sameNamedColumnsOfSiblingsAreTheStoresOwn() throws {
+        // Cat and Dog both have `size`: a new store gives Cat (first by name) ZSIZE and Dog ZSIZE1. A store that
+        // numbers Dog before Cat was made visiting Dog first, so there Dog's column is ZSIZE.
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        try Self.write(url)
+        #expect(
+            try RawSQLite.query(url, "SELECT ZSIZE, ZSIZE1 FROM ZANIMAL WHERE ZNAME = 'Tom'") == [
+                [.text("small"), .null]
+            ])
+        try Self.renumber(url, to: Self.storeNumbers)
+        try RawSQLite.execute(
+            url,
+            """
+            ALTER TABLE ZANIMAL RENAME COLUMN ZSIZE TO ZSIZE_SWAP; ALTER TABLE ZANIMAL RENAME COLUMN ZSIZE1 TO ZSIZE; \
+            ALTER TABLE ZANIMAL RENAME COLUMN ZSIZE_SWAP TO ZSIZE1
+            """)
+        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+        defer { try? SQLiteStack.close(coordinator) }
+        let context = SQLiteStack.context(coordinator)
+        try context.performAndWait {
+            var sizes: [String: String] = [:]
+            for animal in try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Animal")) {
+                guard let size = animal.entity.attributesByName["size"] != nil ? animal.value(forKey: "size") : nil
+                else { continue }
+                sizes[animal.value(forKey: "name") as? String ?? "?"] = size as? String
+            }
+            #expect(sizes == ["Tom": "small", "Rex": "large"])
+        }
     }
 
     @Test func aStoreThatNumbersAnEntityTheModelLacksIsRefusedUntouched() throws {

@@ -56,8 +56,13 @@ final class SQLiteModelMapping {
     init(model: NSManagedObjectModel, configuration: String?, storeNumbers: [String: Int64]? = nil) {
         let members = model.entities(forConfigurationName: configuration) ?? model.entities
         let memberSet = Set(members.map(ObjectIdentifier.init))
+        // Siblings by name, or in the store's order: Apple's framework made the store's tables visiting entities in
+        // the order of its numbers, and that order decides which of two same-named columns gets the suffix.
         func byEntityName(_ a: NSEntityDescription, _ b: NSEntityDescription) -> Bool {
-            ModelVersionHasher.ordered(a._name ?? "", before: b._name ?? "")
+            if let storeNumbers, let x = storeNumbers[a._name ?? ""], let y = storeNumbers[b._name ?? ""], x != y {
+                return x < y
+            }
+            return ModelVersionHasher.ordered(a._name ?? "", before: b._name ?? "")
         }
         // Number the entities depth-first, siblings by name.
         var ordered: [(entity: NSEntityDescription, superNumber: Int64, root: NSEntityDescription)] = []
