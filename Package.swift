@@ -115,12 +115,22 @@ let package = Package(
         // Unqualified Apple names resolve to OpenCoreData's classes whatever the import order: one target per order,
         // because imports are per file but a target's files share one module. (OpenCoreDataCore is listed so that
         // they are recompiled when it changes; see the products.)
-        .testTarget(name: "ImportFoundationFirstTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"]),
-        .testTarget(name: "ImportOpenCoreDataFirstTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"]),
+        .testTarget(
+            name: "ImportFoundationFirstTests",
+            dependencies: ["FoundationOnlyLibrary", "OpenCoreData", "OpenCoreDataCore"]),
+        .testTarget(
+            name: "ImportOpenCoreDataFirstTests",
+            dependencies: ["FoundationOnlyLibrary", "OpenCoreData", "OpenCoreDataCore"]),
         .testTarget(name: "ImportShimTests", dependencies: ["OpenCoreDataShim", "OpenCoreDataCore"]),
         .testTarget(
-            name: "FoundationOnlyImportTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"],
+            name: "FoundationOnlyImportTests",
+            dependencies: ["FoundationOnlyLibrary", "OpenCoreData", "OpenCoreDataCore"],
             plugins: ["OpenCoreDataFoundationNames"]),
+        // A library whose files import only Foundation and whose public API uses NSPredicate & co., built with the
+        // plugin; the import-order test targets call it, so that its interface is checked from every client.
+        .target(
+            name: "FoundationOnlyLibrary", dependencies: ["OpenCoreData", "OpenCoreDataCore"],
+            path: "Tests/FoundationOnlyLibrary", plugins: ["OpenCoreDataFoundationNames"]),
         // Patterns found in public Core Data code ported to Linux, in Apple's spelling, in files that import
         // Foundation first (as real files do), so that they could run unchanged against Apple's Core Data.
         .testTarget(
