@@ -117,6 +117,16 @@ import Testing
         #expect(try reader.performAndWait { try Self.tags(reader).count } == 1)
     }
 
+    @Test func anEmptyConflictCanBeMadeAsNSObjectsAre() {
+        // Code that compares errors builds the conflicts it expects with NSObject's init().
+        let conflict = NSConstraintConflict()
+        #expect(conflict.constraint.isEmpty)
+        #expect(conflict.databaseObject == nil)
+        #expect(conflict.databaseSnapshot == nil)
+        #expect(conflict.conflictingObjects.isEmpty)
+        #expect(conflict.conflictingSnapshots.isEmpty)
+    }
+
     @Test func objectsOfOneSaveConflictWithEachOther() throws {
         let directory = SQLiteTestDirectory()
         let coordinator = try SQLiteStack.coordinator(Self.model(), at: directory.store())

@@ -37,6 +37,12 @@ open class NSConstraintConflict: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    /// An empty conflict — no constraint, no objects — as NSObject's `init()` makes one on Apple platforms (code
+    /// builds expected errors with it).
+    public override convenience init() {
+        self.init(constraint: [], database: nil, databaseSnapshot: nil, conflicting: [], conflictingSnapshots: [])
+    }
+
     /// The names of the constrained attributes.
     open var constraint: [String] { _constraint }
 
