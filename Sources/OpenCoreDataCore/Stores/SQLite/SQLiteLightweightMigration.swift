@@ -43,13 +43,13 @@ struct SQLiteLightweightMigration {
     let mapping: NSMappingModel
     let source: SQLiteModelMapping
     let destination: SQLiteModelMapping
-    private var executed = 0
-    private let failAfter: Int?
-    private let killAfter: Int?
+    var executed = 0
+    let failAfter: Int?
+    let killAfter: Int?
     /// The current name of each source table: renamed aside while its destination table is built.
-    private var currentName: [String: String] = [:]
+    var currentName: [String: String] = [:]
     /// Each destination entity number with the source entity and entity mapping it migrates from.
-    private var origins: [Int64: (source: SQLiteEntityMapping, mapping: NSEntityMapping)] = [:]
+    var origins: [Int64: (source: SQLiteEntityMapping, mapping: NSEntityMapping)] = [:]
 
     /// Migrates the SQLite store at `url` from `sourceModel` to `destinationModel` in place. Throws `Unsupported`
     /// (having written nothing) when the mapping needs the object-by-object migration.
@@ -70,7 +70,7 @@ struct SQLiteLightweightMigration {
         try migration.run()
     }
 
-    private init(
+    init(
         connection: SQLiteConnection, url: URL, sourceModel: NSManagedObjectModel,
         destinationModel: NSManagedObjectModel, mapping: NSMappingModel, configuration: String?,
         sourceNumbers: [String: Int64]
@@ -90,7 +90,7 @@ struct SQLiteLightweightMigration {
         killAfter = Self.injectedKills.withLock { $0[url.standardizedFileURL.path] }
     }
 
-    private mutating func run() throws {
+    mutating func run() throws {
         try destination.checkIdentifiers(url: url)
         if let problem = try source.structuralMismatch(in: connection) {
             throw Unsupported(description: "the store's tables do not match its model: \(problem)")
@@ -112,12 +112,12 @@ struct SQLiteLightweightMigration {
     // MARK: The plan
 
     /// The statements of the migration, in order, each with its bound values.
-    private struct Plan {
+    struct Plan {
         var statements: [(sql: String, bindings: [SQLiteValue])] = []
         mutating func add(_ sql: String, _ bindings: [SQLiteValue] = []) { statements.append((sql, bindings)) }
     }
 
-    private mutating func makePlan() throws -> Plan {
+    mutating func makePlan() throws -> Plan {
         let existing = try schemaObjects()
         var plan = Plan()
         let sourceTables = Set(source.tables.map(\.name) + source.joinTables.map(\.name))
@@ -184,7 +184,7 @@ struct SQLiteLightweightMigration {
         return plan
     }
 
-    private mutating func execute(_ plan: Plan) throws {
+    mutating func execute(_ plan: Plan) throws {
         for (sql, bindings) in plan.statements {
             if let failAfter, executed >= failAfter {
                 throw SQLiteError(code: SQLITE_IOERR, message: "injected failure after \(executed) statements")
@@ -207,7 +207,7 @@ struct SQLiteLightweightMigration {
 
     /// How one destination table is made: the source table it is filled from (none for new entities), its members
     /// with the source entities they migrate from, and whether it is the source table unchanged.
-    private struct TablePlan {
+    struct TablePlan {
         let table: SQLiteTable
         let sourceTable: SQLiteTable?
         let members: [(destination: SQLiteEntityMapping, source: SQLiteEntityMapping, mapping: NSEntityMapping)]
@@ -215,7 +215,7 @@ struct SQLiteLightweightMigration {
         var isUnchanged = false
     }
 
-    private func tablePlan(for table: SQLiteTable, existing: SchemaObjects) throws -> TablePlan {
+    func tablePlan(for table: SQLiteTable, existing: SchemaObjects) throws -> TablePlan {
         let members = destination.entities.filter { $0.table === table }.compactMap { entity in
             origins[entity.number].map { (destination: entity, source: $0.source, mapping: $0.mapping) }
         }
@@ -239,7 +239,7 @@ struct SQLiteLightweightMigration {
         return plan
     }
 
-    private func fillStatement(_ plan: TablePlan) throws -> (sql: String, bindings: [SQLiteValue])? {
+    func fillStatement(_ plan: TablePlan) throws -> (sql: String, bindings: [SQLiteValue])? {
         guard let sourceTable = plan.sourceTable, let from = currentName[sourceTable.name] else { return nil }
         var renumber = "t.Z_ENT"
         if plan.members.contains(where: { $0.destination.number != $0.source.number }) {
@@ -258,7 +258,7 @@ struct SQLiteLightweightMigration {
     }
 
     /// The SQL of one column's value for a row `t` of the source table.
-    private func columnValue(_ column: SQLiteColumn, in plan: TablePlan) throws -> (
+    func columnValue(_ column: SQLiteColumn, in plan: TablePlan) throws -> (
         sql: String, bindings: [SQLiteValue]
     ) {
         switch column.role {
@@ -293,7 +293,7 @@ struct SQLiteLightweightMigration {
     }
 
     /// Per source entity values, as one expression: the common one, or a CASE on the row's entity.
-    private static func combine(_ cases: [(numbers: [Int64], sql: String, bindings: [SQLiteValue])])
+    static func combine(_ cases: [(numbers: [Int64], sql: String, bindings: [SQLiteValue])])
         -> (sql: String, bindings: [SQLiteValue])
     {
         guard let first = cases.first else { return ("NULL", []) }
@@ -310,7 +310,7 @@ struct SQLiteLightweightMigration {
     }
 
     /// An attribute's value: the source attribute's column it maps from, converted to its type, or its default.
-    private func attributeValue(
+    func attributeValue(
         _ attribute: NSAttributeDescription, _ from: SQLiteEntityMapping, _ entityMapping: NSEntityMapping
     ) throws -> (sql: String, bindings: [SQLiteValue]) {
         var sql = "NULL"
@@ -347,7 +347,7 @@ struct SQLiteLightweightMigration {
     }
 
     /// A source value of `type` as the destination attribute stores it.
-    private static func convert(_ sql: String, from type: NSAttributeType, to attribute: NSAttributeDescription)
+    static func convert(_ sql: String, from type: NSAttributeType, to attribute: NSAttributeDescription)
         throws -> String
     {
         let target = attribute._attributeType
@@ -378,7 +378,7 @@ struct SQLiteLightweightMigration {
     /// The source property a destination property maps from: `nil` for none (a new property), or the name the
     /// mapping's `$source.<name>` (attributes) or `FUNCTION($manager,
     /// "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "<name>", …)` (relationships) names.
-    private func sourcePropertyName(of name: String, in entityMapping: NSEntityMapping) throws -> String? {
+    func sourcePropertyName(of name: String, in entityMapping: NSEntityMapping) throws -> String? {
         guard let expression = entityMapping._propertyMapping(named: name)?.valueExpression else { return nil }
         switch expression.kind {
         case .keyPath(_, let components, let operand?) where components.count == 1:
@@ -396,171 +396,9 @@ struct SQLiteLightweightMigration {
         throw Unsupported(description: "the value of '\(name)' is \(expression.expressionFormat)")
     }
 
-    // MARK: Relationships
-
-    /// The (source object, destination object) key pairs of a relationship, read from where the source store keeps
-    /// them, in a table under its current name: `p.source` holds the keys of the objects the relationship starts
-    /// from, `p.destination` the keys of its destinations.
-    private struct Pairs: Equatable {
-        var table: String
-        var source: String
-        var destination: String
-        var order: String?
-        /// An extra condition on `p`, with its leading ` AND `.
-        var filter: String = ""
-
-        var flipped: Pairs { Pairs(table: table, source: destination, destination: source, filter: filter) }
-    }
-
-    private func pairs(of relationship: NSRelationshipDescription) -> Pairs? {
-        guard let owner = relationship._entity.flatMap(source.entity),
-            let slot = owner.entity._caches.slotByName[relationship._name], slot < owner.slots.count
-        else { return nil }
-        switch owner.slots[slot] {
-        case .toOne(let foreignKey, _, _):
-            let column = owner.table.columns[foreignKey].name
-            let kinds = owner.kindNumbers.map(String.init).joined(separator: ", ")
-            return Pairs(
-                table: currentName[owner.table.name] ?? owner.table.name, source: "Z_PK", destination: column,
-                filter: " AND p.\(Self.quote(column)) IS NOT NULL AND p.Z_ENT IN (\(kinds))")
-        case .toMany(.foreignKey(let table, let column, let order), _):
-            return Pairs(
-                table: currentName[table.name] ?? table.name, source: column, destination: "Z_PK", order: order,
-                filter: " AND p.\(Self.quote(column)) IS NOT NULL")
-        case .toMany(.join(let join), _):
-            return Pairs(
-                table: currentName[join.table] ?? join.table, source: join.sourceColumn,
-                destination: join.destinationColumn, order: join.orderColumn)
-        default:
-            return nil
-        }
-    }
-
-    /// The source pairs of destination relationship `relationship`: from the source relationship it maps from, or
-    /// else from the one its inverse maps from, turned around. `nil` when it is new.
-    private func pairs(
-        forDestination relationship: NSRelationshipDescription,
-        of members: [(destination: SQLiteEntityMapping, source: SQLiteEntityMapping, mapping: NSEntityMapping)]?
-    ) throws -> Pairs? {
-        func found(_ relationship: NSRelationshipDescription) throws -> Pairs? {
-            var result: Pairs?
-            for entity in destination.entities where entity.entity.isKindOf(entity: relationship._entity!) {
-                guard let origin = origins[entity.number],
-                    let name = try sourcePropertyName(of: relationship._name, in: origin.mapping),
-                    let sourceRelationship = origin.source.entity._caches.relationshipsByName[name],
-                    let pairs = pairs(of: sourceRelationship)
-                else { continue }
-                if let result, result != pairs {
-                    throw Unsupported(description: "relationship '\(relationship._name)' gathers several sources")
-                }
-                result = pairs
-            }
-            return result
-        }
-        if let direct = try found(relationship) { return direct }
-        if let inverse = relationship._inverseRelationship, inverse !== relationship, let reverse = try found(inverse) {
-            return reverse.flipped
-        }
-        return nil
-    }
-
-    /// What must run once every table is filled: entity numbers of to-one destinations in hierarchies, and positions
-    /// of ordered relationships that had none.
-    private func postpasses(_ plan: TablePlan) throws -> [(String, [SQLiteValue])] {
-        var statements: [(String, [SQLiteValue])] = []
-        let table = Self.quote(plan.table.name)
-        for (index, column) in plan.table.columns.enumerated() {
-            switch column.role {
-            case .foreignEntity(let relationship):
-                guard
-                    let key = plan.table.columns.first(where: {
-                        if case .foreignKey(let candidate) = $0.role { return candidate === relationship }
-                        return false
-                    }), let target = relationship._destinationEntity.flatMap(destination.entity)
-                else { continue }
-                statements.append(
-                    (
-                        "UPDATE \(table) SET \(Self.quote(column.name)) = (SELECT d.Z_ENT FROM "
-                            + "\(Self.quote(target.table.name)) d WHERE d.Z_PK = \(table).\(Self.quote(key.name))) "
-                            + "WHERE \(Self.quote(key.name)) IS NOT NULL", []
-                    ))
-            case .order(let toMany):
-                guard plan.columns.indices.contains(index), plan.columns[index].sql == "NULL",
-                    let inverse = toMany._inverseRelationship,
-                    let key = plan.table.columns.first(where: {
-                        if case .foreignKey(let candidate) = $0.role { return candidate === inverse }
-                        return false
-                    })
-                else { continue }
-                let foreignKey = Self.quote(key.name)
-                statements.append(
-                    (
-                        "UPDATE \(table) SET \(Self.quote(column.name)) = r.position FROM (SELECT Z_PK, ROW_NUMBER() "
-                            + "OVER (PARTITION BY \(foreignKey) ORDER BY Z_PK) AS position FROM \(table) WHERE "
-                            + "\(foreignKey) IS NOT NULL) AS r WHERE \(table).Z_PK = r.Z_PK", []
-                    ))
-            default:
-                break
-            }
-        }
-        return statements
-    }
-
-    // MARK: Join tables
-
-    private struct JoinPlan {
-        let join: SQLiteJoinTable
-        var fill: String?
-        var isUnchanged = false
-    }
-
-    private func joinPlan(for join: SQLiteJoinTable, existing: SchemaObjects) throws -> JoinPlan {
-        var plan = JoinPlan(join: join)
-        // The relationship whose join this is, seen from the side whose keys the first column holds.
-        var owner: NSRelationshipDescription?
-        for entity in destination.entities {
-            for case .toMany(.join(let candidate), let relationship) in entity.slots
-            where candidate.table == join.name && candidate.sourceColumn == join.firstColumn {
-                owner = relationship
-            }
-        }
-        guard let owner, let pairs = try pairs(forDestination: owner, of: nil) else { return plan }
-        let ownerOrder = join.orderColumns.first { $0 == "Z_FOK_" + join.secondColumn.dropFirst(2) }
-        let otherOrder = join.orderColumns.first { $0 == "Z_FOK_" + join.firstColumn.dropFirst(2) }
-        if let sourceJoin = source.joinTables.first(where: { $0.name == join.name }),
-            existing.tableSQL[join.name] == SQLiteModelMapping.createStatement(for: join),
-            sourceJoin.orderColumns == join.orderColumns, pairs.table == join.name,
-            pairs.source == join.firstColumn, pairs.destination == join.secondColumn
-        {
-            plan.isUnchanged = true
-            return plan
-        }
-        var names = [join.firstColumn, join.secondColumn]
-        var values = ["p.\(Self.quote(pairs.source))", "p.\(Self.quote(pairs.destination))"]
-        if let ownerOrder {
-            names.append(ownerOrder)
-            let by = pairs.order.map { "p.\(Self.quote($0)), " } ?? ""
-            values.append(
-                "ROW_NUMBER() OVER (PARTITION BY p.\(Self.quote(pairs.source)) ORDER BY \(by)"
-                    + "p.\(Self.quote(pairs.destination)))")
-        }
-        if let otherOrder {
-            names.append(otherOrder)
-            values.append(
-                "ROW_NUMBER() OVER (PARTITION BY p.\(Self.quote(pairs.destination)) ORDER BY "
-                    + "p.\(Self.quote(pairs.source)))")
-        }
-        plan.fill =
-            "INSERT OR IGNORE INTO \(Self.quote(join.name)) (\(names.map(Self.quote).joined(separator: ", "))) SELECT "
-            + values.joined(separator: ", ") + " FROM \(Self.quote(pairs.table)) p WHERE "
-            + "p.\(Self.quote(pairs.source)) IS NOT NULL AND p.\(Self.quote(pairs.destination)) IS NOT NULL"
-            + pairs.filter
-        return plan
-    }
-
     // MARK: Core Data's tables
 
-    private func addBookkeeping(to plan: inout Plan, existing: SchemaObjects) throws {
+    func addBookkeeping(to plan: inout Plan, existing: SchemaObjects) throws {
         var maxima: [Int64: Int64] = [:]
         for row in try SQLiteStoreMetadata.entityRows(connection) { maxima[row.number] = row.max }
         plan.add("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < \(SQLiteModelMapping.firstInternalEntityNumber)")
@@ -596,14 +434,14 @@ struct SQLiteLightweightMigration {
 
     // MARK: The schema as it is
 
-    private struct SchemaObjects {
+    struct SchemaObjects {
         var tableNames = Set<String>()
         var tableSQL: [String: String] = [:]
         var indexes: [(name: String, table: String, sql: String)] = []
         var triggers: [(name: String, table: String)] = []
     }
 
-    private func schemaObjects() throws -> SchemaObjects {
+    func schemaObjects() throws -> SchemaObjects {
         var objects = SchemaObjects()
         let statement = try connection.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master")
         defer { statement.finalize() }
