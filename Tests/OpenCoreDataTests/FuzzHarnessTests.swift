@@ -11,7 +11,7 @@ import Testing
 ///
 /// ```
 /// OPENCOREDATA_FUZZ_PREDICATES=1000000 OPENCOREDATA_FUZZ_MODELS=100000 OPENCOREDATA_FUZZ_STORES=10000 \
-///     swift test --filter FuzzHarnessTests
+///     OPENCOREDATA_FUZZ_KILLS=1000 swift test --filter FuzzHarnessTests
 /// ```
 ///
 /// `OPENCOREDATA_FUZZ_SEED` changes the seed (default 1), so that a long pass can go on where another stopped.
@@ -326,6 +326,24 @@ import Testing
         }
         Self.report("store files", tried: total, failed: failed)
         print("  (\(opened) of them opened)")
+        #expect(failed.isEmpty)
+    }
+
+    // MARK: Kills
+
+    /// A child process saving in a loop, killed with SIGKILL at a random moment, in every journal mode in turn; the
+    /// store must then open with every save that returned and no part of another (SQLiteCrashTests).
+    @Test func kills() async throws {
+        let total = Self.count("OPENCOREDATA_FUZZ_KILLS", default: 4)
+        var random = FuzzRandom(seed: Self.seed &+ 4)
+        var failed: [String] = []
+        for index in 0..<total {
+            let settings = SQLiteJournalSetting.all
+            let setting = settings[index % settings.count]
+            let delay = 10 + Int(random.next() % 400)
+            failed += try await SQLiteCrashTests.killWhileSaving(setting, afterMilliseconds: delay)
+        }
+        Self.report("kills", tried: total, failed: failed)
         #expect(failed.isEmpty)
     }
 }

@@ -20,6 +20,17 @@ import Darwin
     func killNineDuringSavesLosesNoCompletedSaveAndKeepsNoPartialOne(
         _ setting: SQLiteJournalSetting, _ delay: Int
     ) async throws {
+        let problems = try await Self.killWhileSaving(setting, afterMilliseconds: delay)
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    /// Runs a child process that saves batches in a loop and kills itself with SIGKILL `delay` ms after its first
+    /// save returned, then opens the store as the app would after the crash and returns what is wrong with it:
+    /// nothing when every save that returned is there, at most the interrupted one besides, and no part of one.
+    /// (Also the kill loop of the hostile-input harness, FuzzHarnessTests.kills.)
+    static func killWhileSaving(_ setting: SQLiteJournalSetting, afterMilliseconds delay: Int) async throws
+        -> [String]
+    {
         let directory = SQLiteTestDirectory()
         let path = directory.store().path
         let logPath = directory.url.appendingPathComponent("completed.log").path
@@ -69,14 +80,18 @@ import Darwin
             .compactMap { Int($0) } ?? []
         let lastLogged = logged.last ?? 0
         let url = URL(fileURLWithPath: path)
+        var problems: [String] = []
+        func check(_ condition: Bool, _ problem: @autoclosure () -> String) {
+            if !condition { problems.append("\(setting), \(delay) ms: " + problem()) }
+        }
         guard FileManager.default.fileExists(atPath: url.path) else {
             // Killed before the store was created: nothing was saved.
-            #expect(lastLogged == 0)
-            return
+            check(lastLogged == 0, "no store, but \(lastLogged) saves returned")
+            return problems
         }
         // Opened as the app would open it after the crash; SQLite recovers first, and only then is the file checked.
         let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url, options: setting.options)
-        #expect(try RawSQLite.query(url, "PRAGMA integrity_check") == [[.text("ok")]])
+        check(try RawSQLite.query(url, "PRAGMA integrity_check") == [[.text("ok")]], "integrity check failed")
         let context = SQLiteStack.context(coordinator)
         try context.performAndWait {
             let owners = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner"))
@@ -84,21 +99,25 @@ import Darwin
                 .compactMap { Int($0) }.sorted()
             let saved = batches.last ?? 0
             // Every save that returned is there; at most the one being saved when killed is there as well.
-            #expect(batches == Array(1..<(saved + 1)))
-            #expect(saved >= lastLogged)
-            #expect(saved <= lastLogged + 1)
+            check(batches == Array(1..<(saved + 1)), "batches \(batches)")
+            check(saved >= lastLogged, "\(lastLogged) saves returned, \(saved) kept")
+            check(saved <= lastLogged + 1, "\(lastLogged) saves returned, \(saved) kept")
             // No partial save: each batch has all its items, and the counter updated with it.
             let items = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item"))
-            #expect(items.count == saved * Self.itemsPerSave)
+            check(items.count == saved * Self.itemsPerSave, "\(items.count) items for \(saved) saves")
             for owner in owners {
-                #expect((owner.value(forKey: "items") as? Set<NSManagedObject>)?.count == Self.itemsPerSave)
+                let count = (owner.value(forKey: "items") as? Set<NSManagedObject>)?.count
+                check(count == Self.itemsPerSave, "an owner with \(count ?? 0) items")
             }
             let counter = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Profile"))
-            #expect(counter.count == (saved > 0 ? 1 : 0))
-            #expect(counter.first.map { $0.value(forKey: "bio") as? String } ?? "0" == "\(saved)")
+            check(counter.count == (saved > 0 ? 1 : 0), "\(counter.count) counters")
+            let bio = counter.first.map { $0.value(forKey: "bio") as? String } ?? "0"
+            check(bio == "\(saved)", "the counter says \(bio ?? "nil"), \(saved) saves kept")
         }
-        #expect(lastLogged > 0, "the child should complete a few saves before it is killed")
+        check(lastLogged > 0, "the child should complete a few saves before it is killed")
+        return problems
     }
+
     // MARK: Crash images
 
     /// Saves owners named "owner <n>" for `owners`, each with `items` items, through `coordinator`.
