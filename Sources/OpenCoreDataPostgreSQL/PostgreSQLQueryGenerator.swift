@@ -229,12 +229,24 @@ final class PostgreSQLQueryGenerator {
         var left = comparison.leftExpression
         var right = comparison.rightExpression
         var operation = comparison.predicateOperatorType
-        if left.expressionType == .constantValue, right.expressionType != .constantValue {
+        if left.expressionType == .constantValue, right.expressionType == .keyPath || right.expressionType == .evaluatedObject {
             guard let flipped = Self.flipped(operation) else { return nil }
             swap(&left, &right)
             operation = flipped
         }
-        guard right.expressionType == .constantValue else { return nil }
+        let constantValue: Any?
+        switch right.expressionType {
+        case .constantValue:
+            constantValue = right.constantValue
+        case .aggregate:
+            // `IN {3, 9}` and `BETWEEN {0, 6}`: a collection of constants.
+            guard let members = right.collection as? [NSExpression],
+                members.allSatisfy({ $0.expressionType == .constantValue })
+            else { return nil }
+            constantValue = members.map { $0.constantValue ?? NSNull() }
+        default:
+            return nil
+        }
         let operand: Operand?
         switch left.expressionType {
         case .keyPath: operand = resolve(left.keyPath, entity: entity)
@@ -243,7 +255,7 @@ final class PostgreSQLQueryGenerator {
         }
         guard let operand else { return nil }
         let caseInsensitive = comparison.options.contains(.caseInsensitive)
-        let constant = Self.unwrap(right.constantValue)
+        let constant = Self.unwrap(constantValue)
         switch operand {
         case .attribute(let sql, let type):
             return attributeComparison(
@@ -416,18 +428,20 @@ final class PostgreSQLQueryGenerator {
     }
 
     private static func number(_ constant: Any) -> (integer: Int64?, double: Double)? {
+        // NSNumber first: on Linux an NSNumber holding 0 or 1 also casts to Bool.
+        if let value = constant as? NSNumber, !(constant is String), !(constant is NSString) {
+            let double = value.doubleValue
+            let integer = value.int64Value
+            return (Double(integer) == double ? integer : nil, double)
+        }
         switch constant {
-        case is Bool, is String, is NSString: return nil
+        case let value as Bool: return (value ? 1 : 0, value ? 1 : 0)
         case let value as Int: return (Int64(value), Double(value))
         case let value as Int64: return (value, Double(value))
         case let value as Int32: return (Int64(value), Double(value))
         case let value as Int16: return (Int64(value), Double(value))
         case let value as Double: return (Int64(exactly: value), value)
         case let value as Float: return (Int64(exactly: Double(value)), Double(value))
-        case let value as NSNumber:
-            let double = value.doubleValue
-            let integer = value.int64Value
-            return (Double(integer) == double ? integer : nil, double)
         default: return nil
         }
     }
