@@ -59,8 +59,19 @@ final class PostgreSQLConnection {
     }
 
     /// Runs one statement with `parameters` bound to `$1`, `$2`… (as text; `nil` is SQL NULL) and returns its rows.
+    ///
+    /// Outside a transaction, a statement that finds the connection gone (the server restarted since the last one) is
+    /// sent once more on a new connection: nothing of it ran.
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = []) throws(PostgreSQLError) -> PostgreSQLResult {
+        do {
+            return try send(sql, parameters)
+        } catch  where error.kind == .connection && !inTransaction {
+            return try send(sql, parameters)
+        }
+    }
+
+    private func send(_ sql: String, _ parameters: [String?]) throws(PostgreSQLError) -> PostgreSQLResult {
         let handle = try usableHandle()
         let copies = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }
@@ -106,7 +117,7 @@ final class PostgreSQLConnection {
 
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws (the error is rethrown).
     func transaction<T>(_ body: () throws -> T) throws -> T {
-        try query("BEGIN")
+        try query("BEGIN")  // Sent again on a new connection if the server went away since the last statement.
         inTransaction = true
         do {
             let value = try body()

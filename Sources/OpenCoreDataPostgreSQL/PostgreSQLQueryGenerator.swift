@@ -229,7 +229,9 @@ final class PostgreSQLQueryGenerator {
         var left = comparison.leftExpression
         var right = comparison.rightExpression
         var operation = comparison.predicateOperatorType
-        if left.expressionType == .constantValue, right.expressionType == .keyPath || right.expressionType == .evaluatedObject {
+        if left.expressionType == .constantValue,
+            right.expressionType == .keyPath || right.expressionType == .evaluatedObject
+        {
             guard let flipped = Self.flipped(operation) else { return nil }
             swap(&left, &right)
             operation = flipped

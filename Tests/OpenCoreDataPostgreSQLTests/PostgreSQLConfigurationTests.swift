@@ -24,7 +24,8 @@ import Testing
         #expect(values["sslmode"] == "require")
         #expect(values["schema"] == nil)
         #expect(configuration.schema == "stock")
-        #expect(configuration.redactedURL == "postgres://app:***@db.example:6543/inventory?schema=stock&sslmode=require")
+        #expect(
+            configuration.redactedURL == "postgres://app:***@db.example:6543/inventory?schema=stock&sslmode=require")
     }
 
     @Test func aUnixSocketIsNamedByAHostQueryItemOrAPercentEncodedHost() throws {
