@@ -307,6 +307,7 @@ final class PostgreSQLSchema {
                 statements.append("CREATE INDEX ON \(qualified(mapped.table.name)) (\(quoted(column)))")
             }
         }
+        statements += indexStatements
         for join in joinTables {
             var columns = ["\(quoted(join.first)) bigint NOT NULL", "\(quoted(join.second)) bigint NOT NULL"]
             columns += join.orderColumns.map { "\(quoted($0)) bigint" }
@@ -324,6 +325,48 @@ final class PostgreSQLSchema {
             CREATE TABLE \(qualified("Z_METADATA")) ("Z_VERSION" integer PRIMARY KEY, "Z_UUID" text, \
             "Z_PLIST" bytea)
             """)
+        return statements
+    }
+
+    /// The column of a property of `entity` that an index can name (an attribute or a to-one), if any.
+    private func indexColumn(_ name: String, of entity: PostgreSQLEntity) -> String? {
+        switch entity.slotIndex[name].flatMap({ entity.slotColumns[$0] }) {
+        case .attribute(let column, _, _)?: return column
+        case .toOne(let column, _, _)?: return column
+        case nil: return nil
+        }
+    }
+
+    /// Uniqueness constraints as unique indexes, so that two processes racing cannot both save a value (the context
+    /// checks before saving, but only against what is saved already), and fetch indexes as indexes. Each covers
+    /// the rows of its entity and subentities in the shared table.
+    private var indexStatements: [String] {
+        var statements: [String] = []
+        for mapped in entities {
+            let family = mapped.family.map(String.init).joined(separator: ", ")
+            let rows =
+                mapped.family.count == entities.filter({ $0.table === mapped.table }).count
+                ? "" : " WHERE \"Z_ENT\" IN (\(family))"
+            for constraint in mapped.entity.uniquenessConstraints {
+                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                let columns = names.compactMap { indexColumn($0, of: mapped) }
+                guard !columns.isEmpty, columns.count == names.count else { continue }
+                statements.append(
+                    "CREATE UNIQUE INDEX ON \(qualified(mapped.table.name)) (\(columns.map(quoted).joined(separator: ", ")))"
+                        + rows)
+            }
+            for index in mapped.entity.indexes {
+                let columns = index.elements.compactMap { element -> String? in
+                    guard let name = element.propertyName, let column = indexColumn(name, of: mapped) else {
+                        return nil
+                    }
+                    return quoted(column) + (element.isAscending ? "" : " DESC")
+                }
+                guard !columns.isEmpty, columns.count == index.elements.count else { continue }
+                statements.append(
+                    "CREATE INDEX ON \(qualified(mapped.table.name)) (\(columns.joined(separator: ", ")))" + rows)
+            }
+        }
         return statements
     }
 

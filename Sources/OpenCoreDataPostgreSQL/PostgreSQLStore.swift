@@ -224,6 +224,14 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     /// A failure talking to the server while `action` (“fetching from”, “saving to”), as a Core Data error.
     func error(_ failure: Error, code: Int, action: String) -> Error {
         switch failure {
+        case let error as PostgreSQLError where error.isUniqueViolation:
+            // Another process saved the same constrained values since this context checked them.
+            return Self.error(
+                NSManagedObjectConstraintMergeError,
+                """
+                Failed \(action) the PostgreSQL store at \(redactedURL): another writer saved the values of a \
+                uniqueness constraint first: \(error.description)
+                """, userInfo: ["PostgreSQLSQLState": error.sqlState ?? ""])
         case let error as PostgreSQLError:
             return Self.error(
                 code, "Failed \(action) the PostgreSQL store at \(redactedURL): \(error.description)",
