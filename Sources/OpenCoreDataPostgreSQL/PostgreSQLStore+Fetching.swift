@@ -92,6 +92,11 @@ extension PostgreSQLStore: PersistentStoreBackend {
     // MARK: One object
 
     package func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        try row(for: objectID, locking: false)
+    }
+
+    /// The row of one object; with `locking`, locked until the transaction ends (`FOR UPDATE`).
+    func row(for objectID: NSManagedObjectID, locking: Bool) throws -> StoreRow? {
         let (connection, schema) = try open()
         guard let key = key(of: objectID), let entity = schema.entity(objectID.entity) else { return nil }
         let table = entity.table
@@ -99,7 +104,8 @@ extension PostgreSQLStore: PersistentStoreBackend {
             .joined(separator: ", ")
         do {
             let result = try connection.query(
-                "SELECT \(columns) FROM \(schema.qualified(table.name)) WHERE \"Z_PK\" = $1::bigint", [String(key)])
+                "SELECT \(columns) FROM \(schema.qualified(table.name)) WHERE \"Z_PK\" = $1::bigint"
+                    + (locking ? " FOR UPDATE" : ""), [String(key)])
             guard result.rowCount == 1 else { return nil }
             return try row(result, 0, schema: schema, values: true)
         } catch {

@@ -59,7 +59,7 @@ extension PostgreSQLStore {
         let metadataChanged = metadata.map { storedMetadata?.isEqual(to: $0) != true } ?? false
         do {
             return try connection.transaction {
-                let result = try write(changes, connection: connection, schema: schema)
+                let result = try writeResolvingConflicts(changes, connection: connection, schema: schema)
                 if metadataChanged, let metadata {
                     try writeMetadata(metadata, connection: connection, schema: schema)
                 }
@@ -78,6 +78,42 @@ extension PostgreSQLStore {
         } catch {
             if metadataChanged { storedMetadata = nil }
             throw self.error(error, code: NSPersistentStoreSaveError, action: "saving to")
+        }
+    }
+
+    /// Writes the changes; where rows moved on, locks them (`FOR UPDATE`), lets the saving context's merge policy
+    /// resolve the conflicts against them as they are now, and writes what it decides instead — in the same
+    /// transaction, so that no other writer can change those rows again in between (resolving after a rollback let
+    /// another process slip in each time, and a trump policy gave up under contention). Bounded all the same.
+    private func writeResolvingConflicts(
+        _ changes: StoreSaveChanges, connection: PostgreSQLConnection, schema: PostgreSQLSchema
+    ) throws -> StoreSaveResult {
+        var changes = changes
+        var attempt = 0
+        while true {
+            attempt += 1
+            guard let resolve = changes.resolveConflicts, attempt < 8 else {
+                return try write(changes, connection: connection, schema: schema)
+            }
+            try connection.query("SAVEPOINT save_attempt")
+            do {
+                let result = try write(changes, connection: connection, schema: schema)
+                try connection.query("RELEASE SAVEPOINT save_attempt")
+                return result
+            } catch let mismatch as VersionMismatch {
+                try connection.query("ROLLBACK TO SAVEPOINT save_attempt")
+                try connection.query("RELEASE SAVEPOINT save_attempt")
+                let expected = Dictionary(
+                    [changes.updated, changes.deleted].joined().map { ($0.objectID, $0.expectedVersion) },
+                    uniquingKeysWith: { first, _ in first })
+                let conflicts = try mismatch.objectIDs.map { objectID in
+                    StoreConflict(
+                        objectID: objectID, current: try row(for: objectID, locking: true),
+                        expectedVersion: expected[objectID] ?? 0)
+                }
+                changes = try resolve(StoreConflicts(conflicts))
+                changes.resolveConflicts = resolve
+            }
         }
     }
 
@@ -126,8 +162,11 @@ extension PostgreSQLStore {
             result.versions[change.objectID] = 1
         }
 
-        for change in changes.updated {
-            let (entity, key) = try mapped(change)
+        // Rows in one order (table, key) in every process, so that two saves locking the same rows cannot deadlock.
+        let updates = try changes.updated.map { change in (change, try mapped(change)) }.sorted {
+            ($0.1.0.table.name, $0.1.1) < ($1.1.0.table.name, $1.1.1)
+        }
+        for (change, (entity, key)) in updates {
             var columns: [String] = []
             var arguments: [String?] = []
             for slot in entity.slotColumns.indices where change.changedSlots.contains(slot) {
