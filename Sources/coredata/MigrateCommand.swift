@@ -156,6 +156,7 @@ struct MigrateCommand: ParsableCommand {
 enum ProgressBar {
     /// How the work ended, handed to the drawing thread.
     private final class Outcome: @unchecked Sendable {
+        // @unchecked: `value` is touched under `lock` only.
         private let lock = NSLock()
         private var value: Bool?
 

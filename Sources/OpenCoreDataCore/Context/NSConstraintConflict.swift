@@ -12,6 +12,7 @@
 /// try context.save()  // updates the stored "swift" tag instead of adding a second one
 /// ```
 open class NSConstraintConflict: NSObject, @unchecked Sendable {
+    // @unchecked: every stored property is a constant; the objects in it are used on their context's queue.
     let _constraint: [String]
     let _databaseObject: NSManagedObject?
     let _databaseSnapshot: [String: Any]?

@@ -9,6 +9,7 @@
 /// let context = container.viewContext
 /// ```
 open class NSPersistentContainer: NSObject, @unchecked Sendable {
+    // @unchecked: `_viewContext` is made once under `lock`; the descriptions are configured before the stores are loaded.
     public let name: String
     public let managedObjectModel: NSManagedObjectModel
     public let persistentStoreCoordinator: NSPersistentStoreCoordinator

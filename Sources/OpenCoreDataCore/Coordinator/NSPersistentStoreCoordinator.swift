@@ -478,6 +478,8 @@ struct WeakContextReference {
 /// Carries a value the compiler cannot prove `Sendable` across a queue hop whose safety the framework
 /// guarantees (a context's block runs only on that context's queue).
 struct UncheckedSendable<Value>: @unchecked Sendable {
+    // @unchecked: the point of this type: each use crosses to a queue that the framework guarantees is the only
+    // one to touch the value (a context's block runs on that context's queue). Keep uses few and commented.
     let value: Value
     init(_ value: Value) { self.value = value }
 }

@@ -6,6 +6,8 @@
 /// container.persistentStoreDescriptions = [description]
 /// ```
 open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: a description is configured and then handed to `loadPersistentStores`, which copies what it needs;
+    // changing it during the load is a programmer error, as in Apple's framework.
     /// The store type; `NSSQLiteStoreType` by default.
     open var type: String = NSSQLiteStoreType
     /// The configuration of the model whose entities the store holds.

@@ -15,6 +15,7 @@
 /// The progress (the result's `progress`, a child of the progress current when the request is executed) counts the
 /// results. The context must have a queue (`.privateQueueConcurrencyType` or `.mainQueueConcurrencyType`).
 open class NSAsynchronousFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Sendable {
+    // @unchecked: as NSPersistentStoreRequest: configured, then executed; not changed while executing.
     let _fetchRequest: NSFetchRequest<ResultType>
     let _completionBlock: ((NSAsynchronousFetchResult<ResultType>) -> Void)?
 

@@ -5,6 +5,7 @@
 /// result?.progress?.totalUnitCount  // the number of companies, once known
 /// ```
 open class NSAsynchronousFetchResult<ResultType>: NSPersistentStoreAsynchronousResult, @unchecked Sendable {
+    // @unchecked: `_finalResult` is set on the context's queue before the completion block runs there, then only read.
     let _request: NSAsynchronousFetchRequest<ResultType>
     var _finalResult: [ResultType]?
 

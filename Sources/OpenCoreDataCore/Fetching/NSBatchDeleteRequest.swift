@@ -32,6 +32,7 @@ public enum NSBatchDeleteRequestResultType: UInt, Sendable {
 /// Apple documents batch deletes for the SQLite store only; OpenCoreData's in-memory and atomic stores execute them
 /// too, with the same results.
 open class NSBatchDeleteRequest: NSPersistentStoreRequest, @unchecked Sendable {
+    // @unchecked: as NSPersistentStoreRequest: configured, then executed; not changed while executing.
     let _fetchRequest: NSFetchRequest<NSFetchRequestResult>
     /// The IDs given to `init(objectIDs:)`, deleted as such rather than through the fetch request.
     let _objectIDs: [NSManagedObjectID]?

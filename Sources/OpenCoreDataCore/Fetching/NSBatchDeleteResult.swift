@@ -8,6 +8,7 @@
 /// NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: deleted], into: [context])
 /// ```
 open class NSBatchDeleteResult: NSPersistentStoreResult, @unchecked Sendable {
+    // @unchecked: every stored property is a constant, set by the store that made the result.
     let _result: Any?
     let _resultType: NSBatchDeleteRequestResultType
 

@@ -32,6 +32,7 @@ public enum NSBatchInsertRequestResultType: UInt, Sendable {
 /// Apple documents batch inserts for the SQLite store only; OpenCoreData's in-memory and atomic stores execute them
 /// too, with the same results.
 open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
+    // @unchecked: as NSPersistentStoreRequest: configured, then executed; not changed while executing.
     var _entityName: String
     var _entity: NSEntityDescription?
 

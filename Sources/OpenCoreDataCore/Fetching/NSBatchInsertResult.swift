@@ -6,6 +6,7 @@
 /// let inserted = (try context.execute(request) as? NSBatchInsertResult)?.result as? [NSManagedObjectID]
 /// ```
 open class NSBatchInsertResult: NSPersistentStoreResult, @unchecked Sendable {
+    // @unchecked: every stored property is a constant, set by the store that made the result.
     let _result: Any?
     let _resultType: NSBatchInsertRequestResultType
 

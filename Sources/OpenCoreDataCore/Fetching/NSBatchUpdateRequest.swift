@@ -32,6 +32,7 @@ public enum NSBatchUpdateRequestResultType: UInt, Sendable {
 /// wrong type throws, naming the key. Apple documents batch updates for the SQLite store only; OpenCoreData's
 /// in-memory and atomic stores execute them too, with the same results.
 open class NSBatchUpdateRequest: NSPersistentStoreRequest, @unchecked Sendable {
+    // @unchecked: as NSPersistentStoreRequest: configured, then executed; not changed while executing.
     var _entityName: String
     var _entity: NSEntityDescription?
 

@@ -6,6 +6,7 @@
 /// let updated = (try context.execute(request) as? NSBatchUpdateResult)?.result as? [NSManagedObjectID]
 /// ```
 open class NSBatchUpdateResult: NSPersistentStoreResult, @unchecked Sendable {
+    // @unchecked: every stored property is a constant, set by the store that made the result.
     let _result: Any?
     let _resultType: NSBatchUpdateRequestResultType
 

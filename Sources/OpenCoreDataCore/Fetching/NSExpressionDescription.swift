@@ -11,6 +11,7 @@
 /// request.propertiesToGroupBy = ["department"]
 /// ```
 open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
+    // @unchecked: as NSPropertyDescription and NSFetchRequest: configured, then used by the requests that name it.
     var _expression: NSExpression?
     var _expressionResultType: NSAttributeType = .undefinedAttributeType
 

@@ -31,6 +31,9 @@ extension NSDictionary: NSFetchRequestResult {}
 /// let employees = try context.fetch(request)
 /// ```
 open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Sendable {
+    // @unchecked: a request is configured and then executed, as in Apple's framework, which does not lock it either:
+    // changing a request while another thread executes it is a programmer error. Sendable so that a request made
+    // outside `perform` can be executed inside it, as real code does.
     var _entityName: String?
     var _entity: NSEntityDescription?
 

@@ -1,6 +1,8 @@
 /// The result of a request that completes later (an `NSAsynchronousFetchRequest`): its context, its progress, the
 /// error it failed with, and a way to cancel it.
 open class NSPersistentStoreAsynchronousResult: NSPersistentStoreResult, @unchecked Sendable {
+    // @unchecked: `_operationError` is set on the context's queue before the completion block runs there; the rest is
+    // constant (`Progress` is thread-safe).
     let _context: NSManagedObjectContext
     let _progress: Progress?
     var _operationError: Error?

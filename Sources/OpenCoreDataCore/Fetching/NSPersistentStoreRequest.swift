@@ -10,6 +10,8 @@
 /// }
 /// ```
 open class NSPersistentStoreRequest: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: a request is configured and then executed, as in Apple's framework, which does not lock it either:
+    // changing a request while another thread executes it is a programmer error.
     /// The stores the request is sent to; all stores when `nil`.
     open var affectedStores: [NSPersistentStore]?
 

@@ -6,6 +6,7 @@
 /// let deleted = result?.result as? [NSManagedObjectID] ?? []
 /// ```
 open class NSPersistentStoreResult: NSObject, @unchecked Sendable {
+    // @unchecked: no state of its own; subclasses hold constants set by the store that made them.
     public override init() {
         super.init()
     }

@@ -11,6 +11,7 @@
 /// }
 /// ```
 open class NSSaveChangesRequest: NSPersistentStoreRequest, @unchecked Sendable {
+    // @unchecked: its object sets are constants, made for one save and handed to the store inside that save.
     // (@unchecked: the sets are fixed when the request is made; the objects in them belong to the saving context and
     // are read on its queue, as every managed object is.)
     private let _inserted: Set<NSManagedObject>?

@@ -13,6 +13,7 @@
 ///
 /// `nil` values order before every other value, as on Apple platforms and in SQL's ascending order.
 open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: every stored property is a constant (a key path is immutable).
     /// How two values are compared.
     enum Comparison {
         /// A selector: `compare:`, `caseInsensitiveCompare:`, `localizedCompare:`,

@@ -11,6 +11,7 @@
 /// With `groupsByEvent` (the default) registrations made before the next `undo()`, or before the context
 /// next processes pending changes, form one group; there is no run loop on Linux to end the event.
 open class UndoManager: NSObject, @unchecked Sendable {
+    // @unchecked: a context's undo manager is used on that context's queue only, as Apple's is used on one thread.
     private enum Item {
         case action(target: AnyObject, handler: (AnyObject) -> Void)
         case group(Group)

@@ -22,6 +22,8 @@ public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
 /// ValueTransformer.setValueTransformer(ColorTransformer(), forName: NSValueTransformerName("ColorTransformer"))
 /// ```
 open class ValueTransformer: NSObject, @unchecked Sendable {
+    // @unchecked: the registry is a `LockedState`; `registered` is set in the initializer only. Subclasses keep state of
+    // their own at their own risk, as with Foundation's class.
     private static let registry = LockedState<[String: ValueTransformer]>([:])
     /// For a transformer obtained with `init?(forName:)`: the registered transformer it speaks for.
     private var registered: ValueTransformer?
@@ -91,6 +93,7 @@ open class ValueTransformer: NSObject, @unchecked Sendable {
 }
 
 private final class NegateBooleanTransformer: ValueTransformer, @unchecked Sendable {
+    // @unchecked: no state.
     override class func transformedValueClass() -> AnyClass { NSNumber.self }
     override func transformedValue(_ value: Any?) -> Any? {
         NSNumber(value: !((value as? NSNumber)?.boolValue ?? (value as? Bool) ?? false))
@@ -99,6 +102,7 @@ private final class NegateBooleanTransformer: ValueTransformer, @unchecked Senda
 }
 
 private final class IsNilTransformer: ValueTransformer, @unchecked Sendable {
+    // @unchecked: `negated` is a constant.
     let negated: Bool
     init(negated: Bool) {
         self.negated = negated
@@ -116,6 +120,7 @@ private final class IsNilTransformer: ValueTransformer, @unchecked Sendable {
 /// unarchived only if their classes are allowed (`allowedTopLevelClasses`). Subclass it and override
 /// `allowedTopLevelClasses` to allow your own `NSSecureCoding` classes.
 open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, @unchecked Sendable {
+    // @unchecked: no state beyond ValueTransformer's.
     /// The classes that may be unarchived: Foundation's property-list classes by default.
     open class var allowedTopLevelClasses: [AnyClass] {
         [

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What happened to an object in a persistent history change.
-public enum NSPersistentHistoryChangeType: Int, @unchecked Sendable {
+public enum NSPersistentHistoryChangeType: Int, Sendable {
     case insert = 0
     case update = 1
     case delete = 2
@@ -15,6 +15,7 @@ public enum NSPersistentHistoryChangeType: Int, @unchecked Sendable {
 /// }
 /// ```
 open class NSPersistentHistoryChange: NSObject, NSCopying, KeyValueCoding, @unchecked Sendable {
+    // @unchecked: constants, and a weak reference to its transaction set before the change is returned.
     let _changeID: Int64
     let _changedObjectID: NSManagedObjectID
     let _changeType: NSPersistentHistoryChangeType

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a persistent history request returns.
-public enum NSPersistentHistoryResultType: Int, @unchecked Sendable {
+public enum NSPersistentHistoryResultType: Int, Sendable {
     /// `true`, as an `NSNumber`.
     case statusOnly = 0
     /// The IDs of the objects that changed.
@@ -31,6 +31,7 @@ public enum NSPersistentHistoryResultType: Int, @unchecked Sendable {
 /// A store that does not record history refuses the request with `NSPersistentStoreUnsupportedRequestTypeError`; a
 /// token older than history that was deleted, with `NSPersistentHistoryTokenExpiredError`.
 open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest, @unchecked Sendable {
+    // @unchecked: as NSPersistentStoreRequest: configured, then executed; not changed while executing.
     enum Bound {
         case all
         /// No transaction (a deletion before a `nil` token or transaction).

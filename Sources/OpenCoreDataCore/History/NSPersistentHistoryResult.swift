@@ -6,6 +6,7 @@
 /// let transactions = result?.result as? [NSPersistentHistoryTransaction] ?? []
 /// ```
 open class NSPersistentHistoryResult: NSPersistentStoreResult, @unchecked Sendable {
+    // @unchecked: every stored property is a constant, set by the store that made the result.
     let _result: Any?
     let _resultType: NSPersistentHistoryResultType
 

@@ -17,6 +17,7 @@ public let NSPersistentHistoryTokenKey = "historyToken"
 /// coordinator and the process that made it. Asking a store for history after a token that names only other stores
 /// is an error.
 open class NSPersistentHistoryToken: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
+    // @unchecked: `_storeTokens` is a constant.
     /// Transaction numbers by store identifier.
     let _storeTokens: [String: Int64]
 

@@ -8,6 +8,7 @@ import Foundation
 /// }
 /// ```
 open class NSPersistentHistoryTransaction: NSObject, NSCopying, KeyValueCoding, @unchecked Sendable {
+    // @unchecked: `_changes` is filled in by the store before the transaction is returned, then only read.
     let _transactionNumber: Int64
     let _timestamp: Date
     let _storeID: String

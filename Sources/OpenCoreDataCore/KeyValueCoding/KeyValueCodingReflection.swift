@@ -69,6 +69,7 @@ enum KeyValueCodingReflection {
 
     /// Key locations by type, shared by every thread.
     private final class LocationCache: @unchecked Sendable {
+        // @unchecked: `locations` is touched under `lock` only.
         private let lock = NSLock()
         /// `.some(nil)` records that a type has no such key.
         private var locations: [ObjectIdentifier: [String: Location?]] = [:]

@@ -42,6 +42,7 @@ enum ManagedKeyPath {
 
     /// A key path as a dictionary key: key paths are immutable values, safe to share between threads.
     private struct CacheKey: Hashable, @unchecked Sendable {
+        // @unchecked: `AnyKeyPath` is not marked Sendable, but key paths are immutable values.
         let keyPath: AnyKeyPath
     }
 

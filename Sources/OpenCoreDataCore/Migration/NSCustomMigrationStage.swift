@@ -10,6 +10,7 @@
 /// }
 /// ```
 open class NSCustomMigrationStage: NSMigrationStage, @unchecked Sendable {
+    // @unchecked: as NSMigrationStage: the handlers are set before the stage is handed over, then only called.
     /// The model version the stage migrates from.
     public let currentModel: NSManagedObjectModelReference
     /// The model version the stage migrates to.

@@ -11,6 +11,7 @@
 /// mapping.entityMigrationPolicyClassName = "PostPolicy"
 /// ```
 open class NSEntityMapping: NSObject, @unchecked Sendable {
+    // @unchecked: as NSMappingModel: configured, then only read by the migration that uses it.
     /// Equal to a mapping that describes the same (see `NSMappingModel+Equality.swift`).
     open override func isEqual(_ object: Any?) -> Bool { _describesSameMapping(as: object) }
     open override var hash: Int { _mappingHash }

@@ -9,6 +9,7 @@
 /// The models are found by checksum among the models the migration knows: the custom stages' model references,
 /// the coordinator's model, the model the store keeps, and the models of the program's bundles.
 open class NSLightweightMigrationStage: NSMigrationStage, @unchecked Sendable {
+    // @unchecked: as NSMigrationStage; `versionChecksums` is a constant.
     /// The version checksums of the stage's models, oldest first.
     public let versionChecksums: [String]
 

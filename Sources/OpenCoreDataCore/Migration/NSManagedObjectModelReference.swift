@@ -6,6 +6,7 @@
 ///     fileURL: bundleURL.appendingPathComponent("Model 2.xcdatamodel"), versionChecksum: "Ah3…=")
 /// ```
 open class NSManagedObjectModelReference: NSObject, @unchecked Sendable {
+    // @unchecked: every stored property is a constant; the model it holds is immutable once in use.
     let _model: NSManagedObjectModel?
     /// Why the model could not be found, for the migration's error.
     let _problem: String?

@@ -11,6 +11,8 @@
 ///     ?? (try NSMappingModel.inferredMappingModel(forSourceModel: version1, destinationModel: version2))
 /// ```
 open class NSMappingModel: NSObject, @unchecked Sendable {
+    // @unchecked: a mapping model is configured (or loaded) on one thread and then only read by the migration that uses
+    // it, as a managed object model is.
     /// Equal to a mapping that describes the same (see `NSMappingModel+Equality.swift`).
     open override func isEqual(_ object: Any?) -> Bool { _describesSameMapping(as: object) }
     open override var hash: Int { _mappingHash }

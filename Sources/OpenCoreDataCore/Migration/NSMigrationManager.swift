@@ -13,6 +13,8 @@ import Synchronization
 /// A migration that fails leaves the source store as it was and no store at the destination (or the destination
 /// store as it was, if there was one): the destination is written by one save at the end.
 open class NSMigrationManager: NSObject, KeyValueCoding, PredicateFunctionTarget, @unchecked Sendable {
+    // @unchecked: one migration at a time, on the thread that calls `migrateStore`; policies and the contexts it makes
+    // run on that thread. Apple's manager is not thread-safe either.
     let _sourceModel: NSManagedObjectModel
     let _destinationModel: NSManagedObjectModel
     var _mappingModel: NSMappingModel?

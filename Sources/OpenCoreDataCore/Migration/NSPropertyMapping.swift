@@ -12,6 +12,7 @@
 ///
 /// A mapping without a value expression leaves the destination property at its default.
 open class NSPropertyMapping: NSObject, @unchecked Sendable {
+    // @unchecked: as NSMappingModel: configured, then only read by the migration that uses it.
     /// Equal to a mapping that describes the same (see `NSMappingModel+Equality.swift`).
     open override func isEqual(_ object: Any?) -> Bool { _describesSameMapping(as: object) }
     open override var hash: Int { _mappingHash }

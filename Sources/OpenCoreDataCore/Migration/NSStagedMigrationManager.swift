@@ -18,6 +18,8 @@ public let NSPersistentStoreStagedMigrationManagerOptionKey = "NSPersistentStore
 /// of the stage's versions other than its last; stages that do not apply are skipped. A failing stage stops the
 /// migration with its error; the stages before it stay done, each having left the store whole.
 open class NSStagedMigrationManager: NSObject, @unchecked Sendable {
+    // @unchecked: `stages` is a constant; `_container` is set and cleared by the coordinator around the migration
+    // that uses the manager, on that migration's thread.
     /// The stages, in order.
     public let stages: [NSMigrationStage]
     var _container: NSPersistentContainer?

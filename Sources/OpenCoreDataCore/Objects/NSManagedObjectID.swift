@@ -11,8 +11,11 @@ import Synchronization
 /// let again = try otherContext.existingObject(with: id)
 /// ```
 public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: every stored property is a constant; the store it names is held weakly by `ObjectIDStoreReference`.
     /// What identifies the object within its store.
     enum Reference: Hashable, @unchecked Sendable {
+        // @unchecked: only `AnyHashable` is not `Sendable`: an atomic or incremental store's reference object, which it must not
+        // change once it has handed it out (Apple's contract for reference objects).
         /// An object not yet saved: unique in this process.
         case temporary(UInt64)
         /// A row of a SQL store, or a numbered object of an atomic store.

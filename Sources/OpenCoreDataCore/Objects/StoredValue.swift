@@ -51,6 +51,8 @@ package enum StoredValue {
 
 /// Holds a value of any type inside a `StoredValue`, keeping the enum small.
 package final class AnyBox: @unchecked Sendable {
+    // @unchecked: `value` is a constant; a boxed value (a transformable's object) is used on its context's queue, as any
+    // attribute value, or copied into a store row.
     let value: Any
     init(_ value: Any) { self.value = value }
 }

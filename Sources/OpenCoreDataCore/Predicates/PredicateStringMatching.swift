@@ -273,6 +273,7 @@ package enum PredicateRegularExpression {
 
     /// Compiled expressions by pattern: predicates evaluate the same pattern against many objects.
     private final class RegularExpressionCache: @unchecked Sendable {
+        // @unchecked: `expressions` is touched under `lock` only; a compiled NSRegularExpression is immutable.
         private let lock = NSLock()
         private var expressions: [String: NSRegularExpression?] = [:]
 

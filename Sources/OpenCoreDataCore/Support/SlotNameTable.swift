@@ -7,7 +7,7 @@
 /// or text built at run time) are hashed with FNV-1a into an open-addressed array and compared with `==`.
 ///
 /// A class, so that a lookup through an entity's cache does not copy (and retain) the table's arrays.
-final class SlotNameTable: @unchecked Sendable {
+final class SlotNameTable: Sendable {
     private let names: [String]
     /// Indexes into `names`, or -1 for an empty bucket; the count is a power of two, at least twice the names.
     private let buckets: [Int32]

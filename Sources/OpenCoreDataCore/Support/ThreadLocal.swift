@@ -9,6 +9,7 @@ import Darwin
 /// A per-thread value: the context whose block is running on this thread, the object being constructed as a
 /// fault. Kept out of Foundation's thread dictionary, which is too slow for per-object use.
 final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {
+    // @unchecked: `key` is a constant; each thread reads and writes only its own value.
     // A constant, so that reading it is not an access the runtime checks for exclusivity.
     private let key = makeThreadKey()
 
@@ -35,6 +36,7 @@ final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {
 /// A per-thread raw pointer, for handing a value that lives on the caller's stack to code the caller calls (without
 /// allocating a box for it).
 final class ThreadLocalPointer: @unchecked Sendable {
+    // @unchecked: `key` is a constant; each thread reads and writes only its own value.
     private let key = makeThreadKey()
 
     var value: UnsafeMutableRawPointer? {

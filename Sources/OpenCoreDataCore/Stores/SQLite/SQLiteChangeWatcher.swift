@@ -12,6 +12,8 @@ import Glibc
 /// commit happened (`PRAGMA data_version` changes when another connection commits). A write is reported before
 /// its commit is visible, so each burst of writes is looked at once more shortly after its last event.
 final class SQLiteChangeWatcher: @unchecked Sendable {
+    // @unchecked: its variables and its connection are used on `queue` only (the inotify source's handler and
+    // `cancel()`, which hops onto it); the rest is constant.
     private let connection: SQLiteConnection
     private let queue = DispatchQueue(label: "OpenCoreData.SQLiteChangeWatcher")
     private let names: Set<String>
