@@ -39,6 +39,9 @@ final class PostgreSQLConnection {
         if let handle { PQfinish(handle) }
     }
 
+    /// libpq's connection, for waiting on its socket (`PostgreSQLChangeListener`).
+    var rawHandle: OpaquePointer? { handle }
+
     /// A connection that the server dropped is opened again before the next statement, outside a transaction only:
     /// inside one, what the transaction did is gone, and the statement must fail.
     private func usableHandle() throws(PostgreSQLError) -> OpaquePointer {

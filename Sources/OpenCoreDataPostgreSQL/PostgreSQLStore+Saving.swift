@@ -63,6 +63,11 @@ extension PostgreSQLStore {
                 if metadataChanged, let metadata {
                     try writeMetadata(metadata, connection: connection, schema: schema)
                 }
+                // Delivered when the transaction commits, to every process that listens for this store's commits.
+                if let identifier = metadata?[NSStoreUUIDKey] as? String {
+                    try connection.query(
+                        "SELECT pg_notify($1, '')", [PostgreSQLChangeListener.channel(forStore: identifier)])
+                }
                 return result
             }
         } catch let mismatch as VersionMismatch {

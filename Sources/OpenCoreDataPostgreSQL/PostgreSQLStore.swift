@@ -37,6 +37,8 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     var configuration: PostgreSQLConfiguration?
     /// The metadata as last read or written, so that saves rewrite it only when it changed.
     var storedMetadata: NSDictionary?
+    /// Posts `.NSPersistentStoreRemoteChange` for every commit, with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
+    var changeListener: PostgreSQLChangeListener?
     /// Whether `lower()` folds case beyond ASCII in the database (see `foldsCase(_:)`), once asked.
     var caseFolding: Bool?
 
@@ -118,6 +120,43 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         self.connection = connection
         self.schema = schema
         metadata = loaded
+        if Self.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]),
+            let identifier = loaded[NSStoreUUIDKey] as? String
+        {
+            try startListening(configuration: configuration, identifier: identifier, url: url)
+        }
+    }
+
+    static func flag(_ value: Any?) -> Bool {
+        switch value {
+        case let flag as Bool: return flag
+        case let number as NSNumber: return number.boolValue
+        case let text as String: return ["yes", "true", "1"].contains(text.lowercased())
+        default: return false
+        }
+    }
+
+    /// Listens for the commits of every process to this store, and posts `.NSPersistentStoreRemoteChange` for each.
+    private func startListening(configuration: PostgreSQLConfiguration, identifier: String, url: URL) throws {
+        weak let coordinator = persistentStoreCoordinator
+        let userInfo: [AnyHashable: Any] = [NSPersistentStoreURLKey: url, NSStoreUUIDKey: identifier]
+        let info = UncheckedUserInfo(userInfo)
+        do {
+            changeListener = try PostgreSQLChangeListener(
+                configuration: configuration, channel: PostgreSQLChangeListener.channel(forStore: identifier)
+            ) {
+                NotificationCenter.default.post(
+                    name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: info.value)
+            }
+        } catch {
+            throw Self.error(
+                NSPersistentStoreOpenError,
+                "Could not listen for the commits to the PostgreSQL store at \(configuration.redactedURL): \(error)")
+        }
+    }
+
+    deinit {
+        changeListener?.cancel()
     }
 
     private func readMetadata(_ connection: PostgreSQLConnection, schema: PostgreSQLSchema) throws -> [String: Any] {
@@ -202,6 +241,8 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     }
 
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
+        changeListener?.cancel()
+        changeListener = nil
         connection = nil
     }
 
@@ -255,4 +296,11 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         guard !objectID.isTemporaryID, objectID.persistentStore === self else { return nil }
         return (referenceObject(for: objectID) as? NSNumber)?.int64Value
     }
+}
+
+/// The user info of the store's remote change notifications: a URL and a string, made once and only read.
+struct UncheckedUserInfo: @unchecked Sendable {
+    // @unchecked: made once, then only read; it holds a URL and a string.
+    let value: [AnyHashable: Any]
+    init(_ value: [AnyHashable: Any]) { self.value = value }
 }
