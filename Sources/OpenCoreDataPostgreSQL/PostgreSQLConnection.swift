@@ -54,6 +54,8 @@ final class PostgreSQLConnection {
                     kind: .connection, message: "the connection was lost during a transaction", sqlState: nil)
             }
             PQreset(handle)
+            // A new session: the statements prepared on the old one are gone.
+            prepared.removeAll()
             guard PQstatus(handle) == CONNECTION_OK else {
                 throw PostgreSQLError(kind: .connection, message: Self.message(of: handle), sqlState: nil)
             }
@@ -76,13 +78,36 @@ final class PostgreSQLConnection {
 
     private func send(_ sql: String, _ parameters: [String?]) throws(PostgreSQLError) -> PostgreSQLResult {
         let handle = try usableHandle()
+        let name = try preparedName(sql, parameterCount: parameters.count, handle: handle)
         let copies = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }
         let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
         let result = pointers.withUnsafeBufferPointer { buffer in
-            PQexecParams(handle, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
+            if let name {
+                return PQexecPrepared(handle, name, Int32(parameters.count), buffer.baseAddress, nil, nil, 0)
+            }
+            return PQexecParams(handle, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
         }
         return try check(result, handle: handle)
+    }
+
+    /// Statements prepared on this connection, by their SQL: each is parsed by the server once, not at every use.
+    private var prepared: [String: String] = [:]
+    /// How many statements a connection keeps prepared; others (predicates with lists of every length, say) are sent
+    /// whole each time.
+    static let preparedLimit = 256
+
+    /// The name of `sql` prepared on this connection, preparing it if there is room; `nil` for a statement without
+    /// parameters (`BEGIN`, `COMMIT`…) or when the connection keeps enough already.
+    private func preparedName(_ sql: String, parameterCount: Int, handle: OpaquePointer) throws(PostgreSQLError)
+        -> String?
+    {
+        if let name = prepared[sql] { return name }
+        guard parameterCount > 0, prepared.count < Self.preparedLimit else { return nil }
+        let name = "opencoredata_\(prepared.count + 1)"
+        _ = try check(PQprepare(handle, name, sql, Int32(parameterCount), nil), handle: handle)
+        prepared[sql] = name
+        return name
     }
 
     /// Runs statements without parameters (several, separated by semicolons, for schema definitions).
