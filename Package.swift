@@ -102,7 +102,12 @@ let package = Package(
             dependencies: ["OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat"],
             // The build plugin compiles the model bundle into Inventory.momd and the mapping model into
             // Inventory1to2.cdm; both are also copied as they are, for the tests that read Xcode's formats.
-            resources: [.copy("Resources/Inventory.xcdatamodeld"), .copy("Resources/Inventory1to2.xcmappingmodel")],
+            resources: [
+                .copy("Resources/Inventory.xcdatamodeld"), .copy("Resources/Inventory1to2.xcmappingmodel"),
+                // Three versions and the two mapping models between them, for migration through versions.
+                .copy("Resources/Shelf.xcdatamodeld"), .copy("Resources/Shelf1to2.xcmappingmodel"),
+                .copy("Resources/Shelf2to3.xcmappingmodel"),
+            ],
             plugins: ["CoreDataModelCodeGenerator"]
         ),
         // Unqualified Apple names resolve to OpenCoreData's classes whatever the import order: one target per order,

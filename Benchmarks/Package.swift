@@ -64,6 +64,15 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "LockingBenchmarks",
+            dependencies: [
+                "PersistenceWorkloads",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Locking",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "PredicateBenchmarks",
             dependencies: [
                 "PersistenceWorkloads",

@@ -38,38 +38,46 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
 
     public func insertItems(_ items: [ItemValues]) throws {
         try withContext { context in
-            for values in items {
-                let item = Item(context: context)
-                item.serial = values.serial
-                item.quantity = values.quantity
-                item.flags = values.flags
-                item.price = values.price
-                item.ratio = values.ratio
-                item.name = values.name
-                item.category = values.category
-                item.note = values.note
-                item.payload = values.payload
-                item.rank = values.rank
-            }
+            for values in items { Self.insertItem(values, into: context) }
             try context.save()
         }
     }
 
     public func insertParents(_ parents: Int, childrenEach children: Int) throws {
         try withContext { context in
-            for serial in 0..<parents {
-                let parent = Parent(context: context)
-                parent.serial = Int64(serial)
-                parent.title = "parent \(serial)"
-                for index in 0..<children {
-                    let child = Child(context: context)
-                    child.serial = Int64(serial * children + index)
-                    child.value = Int64(index)
-                    child.label = "child \(index)"
-                    child.parent = parent
-                }
-            }
+            Self.insertParents(parents, childrenEach: children, into: context)
             try context.save()
+        }
+    }
+
+    /// Makes the item `values` describe (also used by the locking workloads).
+    static func insertItem(_ values: ItemValues, into context: NSManagedObjectContext) {
+        let item = Item(context: context)
+        item.serial = values.serial
+        item.quantity = values.quantity
+        item.flags = values.flags
+        item.price = values.price
+        item.ratio = values.ratio
+        item.name = values.name
+        item.category = values.category
+        item.note = values.note
+        item.payload = values.payload
+        item.rank = values.rank
+    }
+
+    /// Makes `parents` parents with `children` children each (also used by the locking workloads).
+    static func insertParents(_ parents: Int, childrenEach children: Int, into context: NSManagedObjectContext) {
+        for serial in 0..<parents {
+            let parent = Parent(context: context)
+            parent.serial = Int64(serial)
+            parent.title = "parent \(serial)"
+            for index in 0..<children {
+                let child = Child(context: context)
+                child.serial = Int64(serial * children + index)
+                child.value = Int64(index)
+                child.label = "child \(index)"
+                child.parent = parent
+            }
         }
     }
 

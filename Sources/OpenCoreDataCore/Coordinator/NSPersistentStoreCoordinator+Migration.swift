@@ -2,7 +2,9 @@
 // `NSPersistentStoreDescription` sets by default): a store of another model version is migrated to the
 // coordinator's model before it opens. The source model is the model version in the program's bundles whose
 // version hashes the store records (or, failing that, the model the store keeps a copy of); the mapping model is
-// one found in the bundles, or, with `NSInferMappingModelAutomaticallyOption`, inferred. An inferred mapping
+// one found in the bundles, or, with `OpenCoreDataMigrateThroughModelVersionsOption`, a chain of them through the
+// bundles' model versions (NSPersistentStoreCoordinator+MigrationChain.swift), or, with
+// `NSInferMappingModelAutomaticallyOption`, inferred. An inferred mapping
 // migrates a SQLite store in place with SQL; anything else migrates object by object into a new file beside the
 // store, which then replaces the store's content in one step. Either way, a failure leaves the store as it was.
 
@@ -50,6 +52,14 @@ extension NSPersistentStoreCoordinator {
                 userInfo: ["metadata": metadata, NSURLErrorKey: url])
         }
         var mapping = NSMappingModel(from: nil, forSourceModel: sourceModel, destinationModel: destinationModel)
+        if mapping == nil, Self._isSet(options?[OpenCoreDataMigrateThroughModelVersionsOption]),
+            let steps = Self._migrationChain(
+                from: sourceModel, to: destinationModel, in: ModelBundleLocator.candidateBundles(),
+                inferringLastStep: Self._isSet(options?[NSInferMappingModelAutomaticallyOption]))
+        {
+            try Self._migrateThroughChain(storeClass, type: type, at: url, options: options, steps: steps)
+            return
+        }
         if mapping == nil, Self._isSet(options?[NSInferMappingModelAutomaticallyOption]) {
             do {
                 mapping = try NSMappingModel.inferredMappingModel(
@@ -82,7 +92,7 @@ extension NSPersistentStoreCoordinator {
         options: [AnyHashable: Any]?, from sourceModel: NSManagedObjectModel, to destinationModel: NSManagedObjectModel,
         mapping: NSMappingModel
     ) throws {
-        do {
+        try _reportingMigrationErrors(at: url) {
             if mapping._isInferred,
                 try storeClass._migrateInPlace(
                     at: url, configuration: configuration, options: options, sourceModel: sourceModel,
@@ -93,6 +103,14 @@ extension NSPersistentStoreCoordinator {
             try _migrateThroughCopy(
                 storeClass, type: type, at: url, options: options, sourceModel: sourceModel,
                 destinationModel: destinationModel, mapping: mapping)
+        }
+    }
+
+    /// Runs `body`, passing Core Data's migration errors through and turning any other into `NSMigrationError`
+    /// (134110) that says the store at `url` is left as it was.
+    static func _reportingMigrationErrors(at url: URL, _ body: () throws -> Void) throws {
+        do {
+            try body()
         } catch let error as NSError
             where error.domain == NSCocoaErrorDomain && (134_110...134_190).contains(error.code)
         {

@@ -72,7 +72,7 @@ extension NSOrderedSet: KeyValueCodingCollection {
 /// objects that bridge (`NSNumber`, `NSString`, `NSDate`) go in as their Swift values, so that a set built from
 /// `NSNumber`s equals one built from `Int`s, as it does on Apple platforms.
 enum KeyValueCodingHashing {
-    nonisolated(unsafe) private static let null = NSNull()
+    private static let null = NSNull()
 
     static func hashable(_ value: Any) -> AnyHashable {
         if type(of: value) is AnyObject.Type {
