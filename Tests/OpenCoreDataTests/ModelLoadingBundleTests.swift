@@ -37,10 +37,11 @@ import Testing
     @Test func mergedModelFindsTheBundlesModel() throws {
         // The bundle's two models, Inventory and Shelf (its migration tests' model), each at its current version.
         let merged = try #require(NSManagedObjectModel.mergedModel(from: [Bundle.module]))
-        let inventory = try #require(NSManagedObjectModel(contentsOf: try #require(Self.inventoryURL)))
-        let shelf = try #require(
-            NSManagedObjectModel(
-                contentsOf: try #require(Bundle.module.url(forResource: "Shelf", withExtension: "momd"))))
+        // One #require per line: a #require inside another's argument does not compile (recursive macro expansion).
+        let inventoryURL = try #require(Self.inventoryURL)
+        let inventory = try #require(NSManagedObjectModel(contentsOf: inventoryURL))
+        let shelfURL = try #require(Bundle.module.url(forResource: "Shelf", withExtension: "momd"))
+        let shelf = try #require(NSManagedObjectModel(contentsOf: shelfURL))
         #expect(
             merged.entityVersionHashesByName
                 == inventory.entityVersionHashesByName.merging(shelf.entityVersionHashesByName) { first, _ in first })
