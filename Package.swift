@@ -21,6 +21,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // The ecosystem's logging API: the SQL and migration debug logs go through it (see CoreDataLogging).
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // `swift package generate-documentation`: the DocC catalog, built in CI (.ci/run), where a broken symbol link
+        // fails the run.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(
@@ -56,7 +61,10 @@ let package = Package(
         // Foundation's in every import order (see Sources/OpenCoreData/OpenCoreData.swift).
         .target(
             name: "OpenCoreDataCore",
-            dependencies: ["CSQLite", "CZlib", "OpenCoreDataMacros", "XCDataModelFormat"]
+            dependencies: [
+                "CSQLite", "CZlib", "OpenCoreDataMacros", "XCDataModelFormat",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataCore"]),
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData", "OpenCoreDataCore", "OpenCoreDataMacros"]),
@@ -99,7 +107,10 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat"],
+            dependencies: [
+                "OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             // The build plugin compiles the model bundle into Inventory.momd and the mapping model into
             // Inventory1to2.cdm; both are also copied as they are, for the tests that read Xcode's formats.
             resources: [
@@ -113,12 +124,22 @@ let package = Package(
         // Unqualified Apple names resolve to OpenCoreData's classes whatever the import order: one target per order,
         // because imports are per file but a target's files share one module. (OpenCoreDataCore is listed so that
         // they are recompiled when it changes; see the products.)
-        .testTarget(name: "ImportFoundationFirstTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"]),
-        .testTarget(name: "ImportOpenCoreDataFirstTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"]),
+        .testTarget(
+            name: "ImportFoundationFirstTests",
+            dependencies: ["FoundationOnlyLibrary", "OpenCoreData", "OpenCoreDataCore"]),
+        .testTarget(
+            name: "ImportOpenCoreDataFirstTests",
+            dependencies: ["FoundationOnlyLibrary", "OpenCoreData", "OpenCoreDataCore"]),
         .testTarget(name: "ImportShimTests", dependencies: ["OpenCoreDataShim", "OpenCoreDataCore"]),
         .testTarget(
-            name: "FoundationOnlyImportTests", dependencies: ["OpenCoreData", "OpenCoreDataCore"],
+            name: "FoundationOnlyImportTests",
+            dependencies: ["FoundationOnlyLibrary", "OpenCoreData", "OpenCoreDataCore"],
             plugins: ["OpenCoreDataFoundationNames"]),
+        // A library whose files import only Foundation and whose public API uses NSPredicate & co., built with the
+        // plugin; the import-order test targets call it, so that its interface is checked from every client.
+        .target(
+            name: "FoundationOnlyLibrary", dependencies: ["OpenCoreData", "OpenCoreDataCore"],
+            path: "Tests/FoundationOnlyLibrary", plugins: ["OpenCoreDataFoundationNames"]),
         // Patterns found in public Core Data code ported to Linux, in Apple's spelling, in files that import
         // Foundation first (as real files do), so that they could run unchanged against Apple's Core Data.
         .testTarget(

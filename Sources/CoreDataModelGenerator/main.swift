@@ -55,15 +55,18 @@ let foundationNamesSource = """
     //
     // On Apple platforms NSPredicate, NSExpression, NSComparisonPredicate, NSCompoundPredicate and NSSortDescriptor
     // are Foundation's, so a file that imports only Foundation uses them. Foundation on Linux declares them without
-    // what they need to work; these internal aliases, visible in every file of the module, name OpenCoreData's.
+    // what they need to work; these aliases, visible in every file of the module, name OpenCoreData's. They are
+    // public so that the module's public and inlinable API may use the names, as a library's does on Apple
+    // platforms; a client that imports the module and Foundation gets them too (a module's declarations shadow
+    // those of the modules it imports), and they are the classes OpenCoreData's own names stand for.
     #if !canImport(CoreData)
     import OpenCoreData
 
-    typealias NSPredicate = OpenCoreData.NSPredicate
-    typealias NSComparisonPredicate = OpenCoreData.NSComparisonPredicate
-    typealias NSCompoundPredicate = OpenCoreData.NSCompoundPredicate
-    typealias NSExpression = OpenCoreData.NSExpression
-    typealias NSSortDescriptor = OpenCoreData.NSSortDescriptor
+    public typealias NSPredicate = OpenCoreData.NSPredicate
+    public typealias NSComparisonPredicate = OpenCoreData.NSComparisonPredicate
+    public typealias NSCompoundPredicate = OpenCoreData.NSCompoundPredicate
+    public typealias NSExpression = OpenCoreData.NSExpression
+    public typealias NSSortDescriptor = OpenCoreData.NSSortDescriptor
     #endif
 
     """

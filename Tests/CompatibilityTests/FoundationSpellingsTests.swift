@@ -17,7 +17,32 @@ extension NSPersistentStoreCoordinator {
     }
 }
 
+/// A coordinator subclass with a designated initializer of its own, as apps write one to bundle their store
+/// options. The coordinator's `init(managedObjectModel:)` is `required` here (see `makeInMemory(for:)`), so the
+/// subclass repeats it; the same text compiles against Apple's framework, where it makes the initializer required
+/// from this class on.
+final class OptionsCoordinator: NSPersistentStoreCoordinator {
+    private(set) var label = "plain"
+
+    init(label: String, model: NSManagedObjectModel) {
+        self.label = label
+        super.init(managedObjectModel: model)
+    }
+
+    required override init(managedObjectModel model: NSManagedObjectModel) {
+        super.init(managedObjectModel: model)
+    }
+}
+
 @Suite struct FoundationSpellingsTests {
+    @Test func aCoordinatorSubclassWithItsOwnInitializerIsMadeBothWays() throws {
+        let labelled = OptionsCoordinator(label: "app", model: LibraryModel.shared)
+        #expect(labelled.label == "app")
+        let made = try OptionsCoordinator.makeInMemory(for: LibraryModel.shared)
+        #expect(made.label == "plain")
+        #expect(made.persistentStores.count == 1)
+    }
+
     @Test func anAutoreleasePoolReturnsWhatItsBodyReturns() throws {
         let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
         let context = container.newBackgroundContext()

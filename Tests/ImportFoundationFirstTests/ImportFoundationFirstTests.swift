@@ -9,6 +9,7 @@ import CoreData
 #else
 import OpenCoreData
 #endif
+import FoundationOnlyLibrary
 import Testing
 
 extension NSPredicate {
@@ -47,5 +48,21 @@ private func firstMatch<P: NSPredicate>(_ predicate: P, in values: [[String: Any
         #expect(age.expressionValue(with: people[0], context: nil) as? Int == 36)
         let sorted = (people as NSArray).sortedArray(using: [NSSortDescriptor.byNameDescending])
         #expect((sorted.first as? [String: Any])?["name"] as? String == "Grace")
+    }
+}
+
+/// A library whose files import only Foundation, built with the OpenCoreDataFoundationNames plugin: what its public
+/// API returns is what the names here mean, and a fetch request takes it.
+@Suite struct FoundationOnlyLibraryClientTests {
+    @Test func theLibrarysPredicatesAndSortDescriptorsAreTheOnesHere() {
+        let adults: NSPredicate = Queries.adults(from: 18)
+        let both: NSCompoundPredicate = Queries.both(adults, NSPredicate(format: "name != nil"))
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        request.predicate = both
+        request.sortDescriptors = Queries.byNameThenAge
+        let key: NSExpression = Queries.value(of: "name")
+        #expect(request.predicate?.predicateFormat == "age >= 18 AND name != nil")
+        #expect(request.sortDescriptors?.map { $0.key } == ["name", "age"])
+        #expect(key.keyPath == "name")
     }
 }

@@ -7,6 +7,7 @@ import CoreData
 import OpenCoreData
 #endif
 import Foundation
+import FoundationOnlyLibrary
 import Testing
 
 private protocol Summarizing {
@@ -44,5 +45,21 @@ private struct Query<Filter: NSPredicate> {
     @Test func extensionsConformTheFrameworkClasses() {
         let summarizing: any Summarizing = NSExpression(format: "age + 1")
         #expect(summarizing.summary == "expression age + 1")
+    }
+}
+
+/// A library whose files import only Foundation, built with the OpenCoreDataFoundationNames plugin: what its public
+/// API returns is what the names here mean, and a fetch request takes it.
+@Suite struct FoundationOnlyLibraryClientTests {
+    @Test func theLibrarysPredicatesAndSortDescriptorsAreTheOnesHere() {
+        let adults: NSPredicate = Queries.adults(from: 18)
+        let both: NSCompoundPredicate = Queries.both(adults, NSPredicate(format: "name != nil"))
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        request.predicate = both
+        request.sortDescriptors = Queries.byNameThenAge
+        let key: NSExpression = Queries.value(of: "name")
+        #expect(request.predicate?.predicateFormat == "age >= 18 AND name != nil")
+        #expect(request.sortDescriptors?.map { $0.key } == ["name", "age"])
+        #expect(key.keyPath == "name")
     }
 }

@@ -37,7 +37,6 @@ import Testing
     @Test func mergedModelFindsTheBundlesModel() throws {
         // The bundle's two models, Inventory and Shelf (its migration tests' model), each at its current version.
         let merged = try #require(NSManagedObjectModel.mergedModel(from: [Bundle.module]))
-        // One #require per line: a #require inside another's argument does not compile (recursive macro expansion).
         let inventoryURL = try #require(Self.inventoryURL)
         let inventory = try #require(NSManagedObjectModel(contentsOf: inventoryURL))
         let shelfURL = try #require(Bundle.module.url(forResource: "Shelf", withExtension: "momd"))

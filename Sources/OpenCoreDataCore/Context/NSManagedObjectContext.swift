@@ -401,21 +401,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Concurrency debugging
 
     /// Whether misuse of a context off its queue stops the program: on when the environment variable
-    /// `com.apple.CoreData.ConcurrencyDebug` (or `OPENCOREDATA_CONCURRENCY_DEBUG`) is `1`, or the program was
-    /// launched with `-com.apple.CoreData.ConcurrencyDebug 1`, as with Apple's framework.
-    static let concurrencyDebugging: Bool = {
-        let environment = ProcessInfo.processInfo.environment
-        if environment["com.apple.CoreData.ConcurrencyDebug"] == "1"
-            || environment["OPENCOREDATA_CONCURRENCY_DEBUG"] == "1"
-        {
-            return true
-        }
-        let arguments = CommandLine.arguments
-        if let index = arguments.firstIndex(of: "-com.apple.CoreData.ConcurrencyDebug"), index + 1 < arguments.count {
-            return arguments[index + 1] == "1"
-        }
-        return false
-    }()
+    /// `com.apple.CoreData.ConcurrencyDebug` (or `OPENCOREDATA_CONCURRENCY_DEBUG`) is `1` or more, or the program was
+    /// launched with `-com.apple.CoreData.ConcurrencyDebug 1`, as with Apple's framework (read by
+    /// `CoreDataDebugSwitches`, with the other debug switches).
+    static let concurrencyDebugging = CoreDataDebugSwitches.launch.concurrencyDebug > 0
 
     /// With concurrency debugging on, stops when the context is used off its queue.
     @inline(__always)

@@ -216,14 +216,24 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
             return
         }
         guard model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) else {
-            throw coreDataError(
-                NSPersistentStoreIncompatibleVersionHashError,
-                """
-                The model used to open the store is incompatible with the one used to create the store \
-                (\(_url?.path ?? "in memory")); migrate the store or open it with its own model
-                """,
-                userInfo: ["metadata": metadata, NSURLErrorKey: _url as Any])
+            throw Self._incompatibleStoreError(url: _url, problem: nil, metadata: metadata)
         }
+    }
+
+    /// Apple's error for a store that the model cannot open (`NSPersistentStoreIncompatibleVersionHashError`):
+    /// `userInfo` holds the store's metadata under `metadata` (its entity version hashes under
+    /// `NSStoreModelVersionHashesKey`) and Apple's `reason`; `problem` says which entities differ.
+    static func _incompatibleStoreError(url: URL?, problem: String?, metadata: [String: Any]) -> NSError {
+        let reason = "The model used to open the store is incompatible with the one used to create the store"
+        var info: [String: Any] = ["metadata": metadata, "reason": reason]
+        if let url { info[NSURLErrorKey] = url }
+        return coreDataError(
+            NSPersistentStoreIncompatibleVersionHashError,
+            """
+            \(reason) at \(url?.path ?? "(in memory)")\(problem.map { ": " + $0 } ?? ""). Migrate the store or open \
+            it with its own model
+            """,
+            userInfo: info)
     }
 
     /// Deletes the store files at `url`. Stores with companion files (SQLite's `-wal`, `-shm`) override.

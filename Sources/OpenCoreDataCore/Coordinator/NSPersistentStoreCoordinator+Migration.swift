@@ -31,7 +31,10 @@ extension NSPersistentStoreCoordinator {
             !_managedObjectModel.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata),
             !Self._isSet(options?[NSReadOnlyPersistentStoreOption])
         else { return }
+        CoreDataLogging.migrationStep(
+            "the store at \(url.path) was made with a model version other than the coordinator's")
         if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
+            CoreDataLogging.migrationStep("running the \(staged.stages.count) stages of the staged migration manager")
             try _runStages(
                 of: staged, storeClass, type: type, at: url, configuration: configuration, metadata: metadata)
             guard let updated = try? storeClass.metadataForPersistentStore(with: url),
@@ -39,7 +42,10 @@ extension NSPersistentStoreCoordinator {
             else { return }
             metadata = updated
         }
-        guard Self._isSet(options?[NSMigratePersistentStoresAutomaticallyOption]) else { return }
+        guard Self._isSet(options?[NSMigratePersistentStoresAutomaticallyOption]) else {
+            CoreDataLogging.migrationStep("not migrating: NSMigratePersistentStoresAutomaticallyOption is not set")
+            return
+        }
         let destinationModel = _managedObjectModel
         guard let sourceModel = Self._sourceModel(forStoreMetadata: metadata, storeClass: storeClass, at: url) else {
             throw coreDataError(
@@ -52,15 +58,20 @@ extension NSPersistentStoreCoordinator {
                 userInfo: ["metadata": metadata, NSURLErrorKey: url])
         }
         var mapping = NSMappingModel(from: nil, forSourceModel: sourceModel, destinationModel: destinationModel)
+        CoreDataLogging.migrationStep(
+            "source model version \(sourceModel.versionChecksum), "
+                + (mapping == nil ? "no mapping model in the bundles" : "a mapping model from the bundles"))
         if mapping == nil, Self._isSet(options?[OpenCoreDataMigrateThroughModelVersionsOption]),
             let steps = Self._migrationChain(
                 from: sourceModel, to: destinationModel, in: ModelBundleLocator.candidateBundles(),
                 inferringLastStep: Self._isSet(options?[NSInferMappingModelAutomaticallyOption]))
         {
+            CoreDataLogging.migrationStep("migrating in \(steps.count) steps through the model versions of the bundles")
             try Self._migrateThroughChain(storeClass, type: type, at: url, options: options, steps: steps)
             return
         }
         if mapping == nil, Self._isSet(options?[NSInferMappingModelAutomaticallyOption]) {
+            CoreDataLogging.migrationStep("inferring a mapping model (lightweight migration)")
             do {
                 mapping = try NSMappingModel.inferredMappingModel(
                     forSourceModel: sourceModel, destinationModel: destinationModel)
@@ -92,17 +103,25 @@ extension NSPersistentStoreCoordinator {
         options: [AnyHashable: Any]?, from sourceModel: NSManagedObjectModel, to destinationModel: NSManagedObjectModel,
         mapping: NSMappingModel
     ) throws {
+        let started = DispatchTime.now().uptimeNanoseconds
+        CoreDataLogging.migrationStep(
+            "migrating the store at \(url.path) with \(mapping.entityMappings.count) entity mappings"
+                + (mapping._isInferred ? " (inferred)" : ""))
         try _reportingMigrationErrors(at: url) {
             if mapping._isInferred,
                 try storeClass._migrateInPlace(
                     at: url, configuration: configuration, options: options, sourceModel: sourceModel,
                     destinationModel: destinationModel, mapping: mapping)
             {
+                CoreDataLogging.migrationStep(
+                    "migrated in place with SQL in \(CoreDataLogging.seconds(since: started))")
                 return
             }
             try _migrateThroughCopy(
                 storeClass, type: type, at: url, options: options, sourceModel: sourceModel,
                 destinationModel: destinationModel, mapping: mapping)
+            CoreDataLogging.migrationStep(
+                "migrated object by object through a copy in \(CoreDataLogging.seconds(since: started))")
         }
     }
 
@@ -114,8 +133,10 @@ extension NSPersistentStoreCoordinator {
         } catch let error as NSError
             where error.domain == NSCocoaErrorDomain && (134_110...134_190).contains(error.code)
         {
+            CoreDataLogging.migrationStep("failed: \(error.localizedDescription)")
             throw error
         } catch {
+            CoreDataLogging.migrationStep("failed: \((error as NSError).localizedDescription)")
             throw coreDataError(
                 NSMigrationError,
                 "The store at \(url.path) could not be migrated and is left as it was: "
@@ -172,12 +193,18 @@ extension NSPersistentStoreCoordinator {
                 guard let position = lightweight.versionChecksums.firstIndex(of: checksum),
                     position < lightweight.versionChecksums.count - 1, let target = lightweight.versionChecksums.last
                 else { continue }
+                CoreDataLogging.migrationStep(
+                    "lightweight stage \(lightweight.label.map { "'\($0)' " } ?? "")from checksum \(checksum) to "
+                        + target)
                 try _migrateInferred(
                     storeClass, type: type, at: url, configuration: configuration,
                     from: try model(checksum, stage: stage), to: try model(target, stage: stage))
                 checksum = target
             case let custom as NSCustomMigrationStage:
                 guard custom.currentModel.versionChecksum == checksum else { continue }
+                CoreDataLogging.migrationStep(
+                    "custom stage \(custom.label.map { "'\($0)' " } ?? "")from checksum \(checksum) to "
+                        + custom.nextModel.versionChecksum)
                 let current = try custom.currentModel._resolve()
                 let next = try custom.nextModel._resolve()
                 if let handler = custom.willMigrateHandler {

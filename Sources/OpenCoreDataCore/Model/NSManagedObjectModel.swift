@@ -148,7 +148,15 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// Whether the entities of the configuration have the version hashes recorded in a store's metadata, i.e.
-    /// whether this model can open that store without migration.
+    /// whether this model can open that store without migration. The sets are compared whole: an entity the store
+    /// records and the model lacks makes them incompatible too, as its rows would be out of reach. (A store records
+    /// the hashes of its whole model, so a named configuration's store may record entities of other
+    /// configurations of the same model.)
+    ///
+    /// ```swift
+    /// let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: url)
+    /// if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { /* migrate */ }
+    /// ```
     open func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any])
         -> Bool
     {
@@ -162,7 +170,8 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
                 return false
             }
         }
-        return true
+        let names = entitiesByName
+        return stored.keys.allSatisfy { names[$0] != nil }
     }
 
     /// Strings to localise entity and property names in messages, keyed as Apple documents

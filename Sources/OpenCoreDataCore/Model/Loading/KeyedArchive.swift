@@ -20,7 +20,10 @@ struct KeyedArchive {
     init(data: Data) throws {
         let plist: PropertyListValue
         do {
-            plist = try BinaryPropertyListReader(data).read()
+            // Compiled models are binary; an archive in XML form (`plutil -convert xml1`) reads the same.
+            plist =
+                try XMLPropertyListReader.looksLikeXML(data)
+                ? XMLPropertyListReader(data).read() : BinaryPropertyListReader(data).read()
         } catch {
             throw Failure(description: "\(error)")
         }

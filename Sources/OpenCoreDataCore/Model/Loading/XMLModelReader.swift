@@ -165,8 +165,8 @@ struct XMLModelReader {
     }
 
     private func defaultValue(of source: XCDataModel.Attribute, type: NSAttributeType, entity: String) throws -> Any? {
-        if type == .dateAttributeType {
-            return source.defaultDateTimeInterval.map { Date(timeIntervalSinceReferenceDate: $0) }
+        if type == .dateAttributeType, let interval = source.defaultDateTimeInterval {
+            return Date(timeIntervalSinceReferenceDate: interval)
         }
         guard let text = source.defaultValueString else { return nil }
         func invalid() -> NSError {
@@ -175,8 +175,13 @@ struct XMLModelReader {
                 "the default value '\(text)' is not a valid \(type.modelEditorName)")
         }
         switch type {
+        case .dateAttributeType:
+            // Xcode writes `defaultDateTimeInterval` (seconds since 2001) beside a readable `defaultValueString`;
+            // a file with the string alone gives the seconds or the date with its time zone.
+            guard let interval = Self.dateInterval(text) else { throw invalid() }
+            return Date(timeIntervalSinceReferenceDate: interval)
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
-            guard let value = Int64(text.trimmingCharacters(in: .whitespaces)) else { throw invalid() }
+            guard let value = Self.integer(text) else { throw invalid() }
             return NSNumber(value: value)
         case .doubleAttributeType:
             guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else { throw invalid() }
@@ -205,6 +210,29 @@ struct XMLModelReader {
         default:
             return nil
         }
+    }
+
+    /// An integer attribute's default, minimum or maximum as Xcode writes it: `"3"`, and also `"0.0"` or `"3.0"`,
+    /// which Xcode writes for Integer 16/32/64 attributes whose value was entered in the model editor's number
+    /// field. A fraction (`"1.5"`) or a value beyond 64 bits is not an integer.
+    static func integer(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let value = Int64(trimmed) { return value }
+        guard let number = Double(trimmed), number.rounded() == number,
+            number >= -9_223_372_036_854_775_808, number < 9_223_372_036_854_775_808
+        else { return nil }
+        return Int64(number)
+    }
+
+    /// A date attribute's default, minimum or maximum given as text only: seconds since 2001, or a date as Xcode
+    /// prints it, `2013-04-23 12:00:00 +0000`.
+    static func dateInterval(_ text: String) -> TimeInterval? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed) { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+        return formatter.date(from: trimmed)?.timeIntervalSinceReferenceDate
     }
 
     /// Xcode's minimum, maximum and regular expression as Core Data represents them: a predicate each, with the
@@ -240,7 +268,7 @@ struct XMLModelReader {
             switch type {
             case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
                 guard let text else { continue }
-                guard let value = Int64(text.trimmingCharacters(in: .whitespaces)) else { throw invalid(text, what) }
+                guard let value = Self.integer(text) else { throw invalid(text, what) }
                 left = NSExpression(expressionType: .evaluatedObject)
                 limit = NSNumber(value: value)
                 code = isMinimum ? NSValidationNumberTooSmallError : NSValidationNumberTooLargeError
@@ -259,7 +287,13 @@ struct XMLModelReader {
                 limit = NSNumber(value: value)
                 code = isMinimum ? NSValidationStringTooShortError : NSValidationStringTooLongError
             case .dateAttributeType:
-                guard let interval else { continue }
+                guard
+                    let interval = try interval
+                        ?? text.map({ text in
+                            guard let interval = Self.dateInterval(text) else { throw invalid(text, what) }
+                            return interval
+                        })
+                else { continue }
                 left = NSExpression(forKeyPath: "timeIntervalSinceReferenceDate")
                 limit = NSNumber(value: interval)
                 code = isMinimum ? NSValidationDateTooSoonError : NSValidationDateTooLateError

@@ -235,29 +235,34 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
         guard let connection = _connection, let url = _url else {
             throw coreDataError(NSPersistentStoreOpenError, "The SQLite store was not opened")
         }
-        let mapping = _mapping ?? SQLiteModelMapping(model: model, configuration: configuration)
-        do {
-            try mapping.checkIdentifiers(url: url)
-        } catch {
-            _close()
-            throw error
-        }
         if !_createdStore, let metadata = _metadata,
             !model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata)
         {
             // The hashes are Apple's own, so a mismatch means the models differ, as Apple's framework decides; the
-            // structure is read only to say how.
+            // structure is read only to say how, numbered as the store is when its numbering fits the model.
+            let numbers = try? SQLiteModelMapping.storeNumbering(
+                of: connection, model: model, configuration: configuration, url: url)
+            let mapping = SQLiteModelMapping(model: model, configuration: configuration, storeNumbers: numbers)
             let structural = (try? mapping.structuralMismatch(in: connection)) ?? nil
             let problem =
                 structural ?? Self._hashDifference(model: model, configuration: configuration, metadata: metadata)
             _close()
-            throw coreDataError(
-                NSPersistentStoreIncompatibleVersionHashError,
-                """
-                The model used to open the store is incompatible with the one used to create the store at \
-                \(url.path): \(problem). Migrate the store or open it with its own model
-                """,
-                userInfo: ["metadata": metadata, NSURLErrorKey: url])
+            throw Self._incompatibleStoreError(url: url, problem: problem, metadata: metadata)
+        }
+        let mapping: SQLiteModelMapping
+        do {
+            if let created = _mapping {
+                mapping = created
+            } else {
+                // An existing store keeps its own entity numbers.
+                let numbers = try SQLiteModelMapping.storeNumbering(
+                    of: connection, model: model, configuration: configuration, url: url, metadata: _metadata)
+                mapping = SQLiteModelMapping(model: model, configuration: configuration, storeNumbers: numbers)
+            }
+            try mapping.checkIdentifiers(url: url)
+        } catch {
+            _close()
+            throw Self._coreDataError(error, url: url, action: "opening")
         }
         _mapping = mapping
         do {

@@ -22,10 +22,27 @@ final class SQLiteEntityMapping {
     let number: Int64
     let superNumber: Int64
     let table: SQLiteTable
-    /// This entity's number and its subentities' (recursively): entities are numbered depth first, so they are
-    /// the numbers from its own to that of its last descendant.
-    var kindNumbers: ClosedRange<Int64> { number...lastDescendantNumber }
-    var lastDescendantNumber: Int64 = 0
+    /// This entity's number and its subentities' (recursively), in depth-first order. A new store numbers entities
+    /// depth first, so these are the numbers from its own to its last descendant's; a store numbered otherwise
+    /// (by an older Xcode, or with entities added by a later model version) may interleave hierarchies, so they are
+    /// a set, not a range.
+    var kindNumbers: ArraySlice<Int64> {
+        guard let owner else { preconditionFailure("The mapping of entity '\(name)' is used without its model's") }
+        return owner.numbersInOrder[orderIndex...lastDescendantIndex]
+    }
+    /// This entity's place in its model's depth-first order, and its last descendant's.
+    var orderIndex = 0
+    var lastDescendantIndex = 0
+
+    /// The SQL condition that `alias.Z_ENT` is one of `kinds`: a comparison, a range when the numbers are
+    /// contiguous, a list otherwise.
+    static func condition(_ alias: String, isOneOf kinds: some Collection<Int64>) -> String {
+        let sorted = kinds.sorted()
+        guard let first = sorted.first, let last = sorted.last else { return "0" }
+        if first == last { return "\(alias).Z_ENT = \(first)" }
+        if last - first == Int64(sorted.count - 1) { return "\(alias).Z_ENT BETWEEN \(first) AND \(last)" }
+        return "\(alias).Z_ENT IN (\(sorted.map(String.init).joined(separator: ", ")))"
+    }
 
     // Where each slot lives, laid out when the entity is first used: a slot per property, inherited ones included,
     // so that laying out every entity of a deep hierarchy would grow with its depth squared. Laid out once, under

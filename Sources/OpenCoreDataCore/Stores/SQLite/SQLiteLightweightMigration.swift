@@ -59,15 +59,21 @@ struct SQLiteLightweightMigration {
     ) throws {
         let connection = try NSSQLiteStore._connect(url, readOnly: false, create: false, timeout: timeout)
         defer { connection.close() }
+        // The rows keep the source store's entity numbers until they move; the destination is numbered anew.
+        let sourceNumbers = try SQLiteModelMapping.storeNumbering(
+            of: connection, model: sourceModel,
+            configuration: sourceModel.entities(forConfigurationName: configuration) == nil ? nil : configuration,
+            url: url)
         var migration = SQLiteLightweightMigration(
             connection: connection, url: url, sourceModel: sourceModel, destinationModel: destinationModel,
-            mapping: mapping, configuration: configuration)
+            mapping: mapping, configuration: configuration, sourceNumbers: sourceNumbers)
         try migration.run()
     }
 
     private init(
         connection: SQLiteConnection, url: URL, sourceModel: NSManagedObjectModel,
-        destinationModel: NSManagedObjectModel, mapping: NSMappingModel, configuration: String?
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel, configuration: String?,
+        sourceNumbers: [String: Int64]
     ) {
         self.connection = connection
         self.url = url
@@ -77,7 +83,8 @@ struct SQLiteLightweightMigration {
         func known(_ model: NSManagedObjectModel) -> String? {
             model.entities(forConfigurationName: configuration) == nil ? nil : configuration
         }
-        source = SQLiteModelMapping(model: sourceModel, configuration: known(sourceModel))
+        source = SQLiteModelMapping(
+            model: sourceModel, configuration: known(sourceModel), storeNumbers: sourceNumbers)
         destination = SQLiteModelMapping(model: destinationModel, configuration: known(destinationModel))
         failAfter = Self.injectedFailures.withLock { $0[url.standardizedFileURL.path] }
         killAfter = Self.injectedKills.withLock { $0[url.standardizedFileURL.path] }

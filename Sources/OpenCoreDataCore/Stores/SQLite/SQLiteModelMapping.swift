@@ -4,7 +4,9 @@ import Foundation
 // the reference):
 //
 // - Entities are numbered from 1 (`Z_ENT`) depth-first: root entities by name, each followed by its subentities,
-//   siblings by name. `Z_PRIMARYKEY` has one row per entity (`Z_SUPER` = the superentity's number).
+//   siblings by name. `Z_PRIMARYKEY` has one row per entity (`Z_SUPER` = the superentity's number). That is how a
+//   new store is numbered; an existing store keeps the numbers its `Z_PRIMARYKEY` gives, whatever their order
+//   (`SQLiteModelMapping+StoreNumbering.swift`), and so do the names that embed numbers below.
 // - One table per root entity, `Z<ENTITY>`, shared by its subentities: `Z_PK`, `Z_ENT` (the row's entity), `Z_OPT`
 //   (the row version), then one column per persistent attribute (derived ones included) and per to-one
 //   relationship, named `Z<NAME>` and numbered `Z<NAME>1`, `Z<NAME>2`… when names clash within the table. Entities
@@ -46,28 +48,36 @@ final class SQLiteModelMapping {
     private var joinColumnsByTable: [String: [(table: String, column: String)]] = [:]
     /// The join of each to-many relationship stored in a join table, by relationship.
     private let joins: [ObjectIdentifier: SQLiteJoin]
+    /// The entity numbers in depth-first order, where each entity's subentities follow it (see `kindNumbers`).
+    let numbersInOrder: [Int64]
 
-    /// The mapping of `configuration`'s entities of `model`.
-    init(model: NSManagedObjectModel, configuration: String?) {
+    /// The mapping of `configuration`'s entities of `model`, numbered as a new store numbers them, or with the
+    /// numbers of an existing store (by entity name, checked by `storeNumbering(of:model:configuration:url:)`).
+    init(model: NSManagedObjectModel, configuration: String?, storeNumbers: [String: Int64]? = nil) {
         let members = model.entities(forConfigurationName: configuration) ?? model.entities
         let memberSet = Set(members.map(ObjectIdentifier.init))
+        // Siblings by name, or in the store's order: Apple's framework made the store's tables visiting entities in
+        // the order of its numbers, and that order decides which of two same-named columns gets the suffix.
         func byEntityName(_ a: NSEntityDescription, _ b: NSEntityDescription) -> Bool {
-            ModelVersionHasher.ordered(a._name ?? "", before: b._name ?? "")
+            if let storeNumbers, let x = storeNumbers[a._name ?? ""], let y = storeNumbers[b._name ?? ""], x != y {
+                return x < y
+            }
+            return ModelVersionHasher.ordered(a._name ?? "", before: b._name ?? "")
         }
         // Number the entities depth-first, siblings by name.
         var ordered: [(entity: NSEntityDescription, superNumber: Int64, root: NSEntityDescription)] = []
         var numbers: [ObjectIdentifier: Int64] = [:]
-        var lastDescendant: [ObjectIdentifier: Int64] = [:]
+        var lastDescendant: [ObjectIdentifier: Int] = [:]
         // Iteratively: a hierarchy may be deeper than the stack allows recursion.
         func visit(_ top: NSEntityDescription, root: NSEntityDescription) {
             var stack: [(entity: NSEntityDescription, superNumber: Int64, leaving: Bool)] = [(top, 0, false)]
             while let (entity, superNumber, leaving) = stack.popLast() {
                 if leaving {
-                    lastDescendant[ObjectIdentifier(entity)] = Int64(ordered.count)
+                    lastDescendant[ObjectIdentifier(entity)] = ordered.count - 1
                     continue
                 }
                 ordered.append((entity, superNumber, root))
-                let number = Int64(ordered.count)
+                let number = storeNumbers?[entity._name ?? ""] ?? Int64(ordered.count)
                 numbers[ObjectIdentifier(entity)] = number
                 stack.append((entity, superNumber, true))
                 let children = entity._subentities.filter { memberSet.contains(ObjectIdentifier($0)) }
@@ -87,7 +97,7 @@ final class SQLiteModelMapping {
         var tablesByRoot: [ObjectIdentifier: SQLiteTable] = [:]
         var tables: [SQLiteTable] = []
         var entities: [SQLiteEntityMapping] = []
-        for (entity, superNumber, root) in ordered {
+        for (index, (entity, superNumber, root)) in ordered.enumerated() {
             let table: SQLiteTable
             if let existing = tablesByRoot[ObjectIdentifier(root)] {
                 table = existing
@@ -98,11 +108,13 @@ final class SQLiteModelMapping {
                 tablesByRoot[ObjectIdentifier(root)] = table
                 tables.append(table)
             }
-            entities.append(
-                SQLiteEntityMapping(
-                    entity: entity, number: numbers[ObjectIdentifier(entity)]!, superNumber: superNumber, table: table)
-            )
+            let mapping = SQLiteEntityMapping(
+                entity: entity, number: numbers[ObjectIdentifier(entity)]!, superNumber: superNumber, table: table)
+            mapping.orderIndex = index
+            mapping.lastDescendantIndex = lastDescendant[ObjectIdentifier(entity)] ?? index
+            entities.append(mapping)
         }
+        numbersInOrder = entities.map(\.number)
         self.entities = entities
         self.tables = tables
         let lookup = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -232,7 +244,6 @@ final class SQLiteModelMapping {
         // Derived counts, from each entity's own derived attributes; slots are laid out when first used.
         var derivedCounts: [SQLiteDerivedCount] = []
         for mapping in entities {
-            mapping.lastDescendantNumber = lastDescendant[ObjectIdentifier(mapping.entity)] ?? mapping.number
             for case let derived as NSDerivedAttributeDescription in mapping.entity._ownProperties
             where !derived._isTransient && Self.columnIndex(forAttribute: derived, in: mapping.table) != nil {
                 if let count = Self.derivedCount(derived, in: mapping, table: mapping.table, byName: lookup) {

@@ -93,13 +93,10 @@ struct SQLiteQueryGenerator {
     ) {
         let entity = scope.entity
         var conditions: [String] = []
-        let kinds = includesSubentities ? entity.kindNumbers : entity.number...entity.number
-        // The table holds its root entity's kinds; a range of numbers is a subtree (see `kindNumbers`).
-        if kinds != context.mapping.entity(number: entity.table.rootNumber)?.kindNumbers {
-            conditions.append(
-                kinds.count == 1
-                    ? "\(scope.alias).Z_ENT = \(kinds.lowerBound)"
-                    : "\(scope.alias).Z_ENT BETWEEN \(kinds.lowerBound) AND \(kinds.upperBound)")
+        let kinds = includesSubentities ? entity.kindNumbers : [entity.number]
+        // The table holds its root entity's kinds, and an entity's kinds are among them: all of them need no test.
+        if kinds.count != context.mapping.entity(number: entity.table.rootNumber)?.kindNumbers.count {
+            conditions.append(SQLiteEntityMapping.condition(scope.alias, isOneOf: kinds))
         }
         var untranslatable: [String] = []
         if let predicate {

@@ -32,14 +32,20 @@ final class SQLiteStatement {
     private var buffers: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>?
     private var bufferCount = 0
 
+    /// What `com.apple.CoreData.SQLDebug` logs of the current execution; `nil` while the switch is off, so that
+    /// stepping and binding cost one comparison more (see `SQLiteStatement+Tracing.swift`).
+    var trace: SQLiteStatementTrace?
+
     init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
         self.handle = handle
         self.sql = sql
         self.connection = connection
+        if _slowPath(SQLiteStatementTrace.isOn) { beginTrace() }
     }
 
     /// Releases SQLite's statement. The object must not be used afterwards.
     func finalize() {
+        if _slowPath(trace != nil) { endTrace() }
         sqlite3_finalize(handle)
         releaseBuffers()
     }
@@ -89,15 +95,19 @@ final class SQLiteStatement {
     /// Makes the statement ready for a new execution.
     @inline(__always)
     func reset() {
+        if _slowPath(trace != nil) { endTrace() }
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        if _slowPath(SQLiteStatementTrace.isOn) { beginTrace() }
     }
 
     /// Makes the statement ready to run again with the same parameters bound, for loops that bind every parameter
     /// anew: clearing the bindings first costs more than binding a row's values.
     @inline(__always)
     func rewind() {
+        if _slowPath(trace != nil) { endTrace() }
         sqlite3_reset(handle)
+        if _slowPath(SQLiteStatementTrace.isOn) { beginTrace() }
     }
 
     // MARK: Binding (indexes start at 1, as in SQLite)
@@ -110,25 +120,34 @@ final class SQLiteStatement {
 
     func bind(_ value: SQLiteValue, at index: Int32) {
         switch value {
-        case .null: sqlite3_bind_null(handle, index)
-        case .integer(let number): sqlite3_bind_int64(handle, index, number)
-        case .real(let number): sqlite3_bind_double(handle, index, number)
+        case .null: bindNull(at: index)
+        case .integer(let number): bind(number, at: index)
+        case .real(let number): bind(number, at: index)
         case .text(let string): bind(string, at: index)
         case .blob(let data): bind(data, at: index)
         }
     }
 
     @inline(__always)
+    func bindNull(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+        if _slowPath(trace != nil) { trace?.bound(.null, at: index) }
+    }
+
+    @inline(__always)
     func bind(_ number: Int64, at index: Int32) {
         sqlite3_bind_int64(handle, index, number)
+        if _slowPath(trace != nil) { trace?.bound(.integer(number), at: index) }
     }
 
     @inline(__always)
     func bind(_ number: Double, at index: Int32) {
         sqlite3_bind_double(handle, index, number)
+        if _slowPath(trace != nil) { trace?.bound(.real(number), at: index) }
     }
 
     func bind(_ string: String, at index: Int32) {
+        if _slowPath(trace != nil) { trace?.bound(.text(string), at: index) }
         var string = string
         string.withUTF8 { buffer in
             // An empty buffer may have no base address; SQLite would bind NULL for a null pointer.
@@ -147,6 +166,7 @@ final class SQLiteStatement {
     }
 
     func bind(_ data: Data, at index: Int32) {
+        if _slowPath(trace != nil) { trace?.bound(.blob(data), at: index) }
         if data.isEmpty {
             sqlite3_bind_zeroblob(handle, index, 0)
             return
@@ -165,6 +185,7 @@ final class SQLiteStatement {
     /// Advances to the next row: `true` if there is one, `false` when the statement is done.
     @inline(__always)
     func step() throws(SQLiteError) -> Bool {
+        if _slowPath(trace != nil) { return try tracedStep() }
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true

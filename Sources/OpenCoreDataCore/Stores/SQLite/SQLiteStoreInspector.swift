@@ -25,18 +25,7 @@ package struct SQLiteStoreSummary {
 package enum SQLiteStoreInspector {
     /// The summary of the SQLite store at `url`; throws the errors adding the store would (not a store, damaged…).
     package static func summary(of url: URL) throws -> SQLiteStoreSummary {
-        let url = try NSSQLiteStore._fileURL(url)
-        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        guard let size = (attributes?[.size] as? NSNumber)?.intValue else {
-            throw coreDataError(
-                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
-                userInfo: [NSURLErrorKey: url])
-        }
-        // The inspector writes nothing: a store that a crash left with a hot journal is refused until it is opened.
-        try NSSQLiteStore._prepareToRead(url, size: size, timeout: 10, recover: false)
-        let connection = try NSSQLiteStore._inspectionConnection(url)
-        defer { connection.close() }
-        do {
+        try reading(url, action: "inspecting") { connection, url in
             let (metadata, _) = try SQLiteStoreMetadata.read(connection)
             let rows = try SQLiteStoreMetadata.entityRows(connection)
             let tables = try connection.tableNames()
@@ -85,8 +74,43 @@ package enum SQLiteStoreInspector {
             if case .integer(let value) = try pragma("page_count") { pageCount = Int(value) }
             return SQLiteStoreSummary(
                 metadata: metadata, journalMode: journal, pageSize: pageSize, pageCount: pageCount, entities: entities)
+        }
+    }
+
+    /// Runs `body` on a read-only connection to the SQLite store at `url`, turning what fails into Core Data's
+    /// errors for `action` ("inspecting"…). Nothing is written: a store that a crash left with a hot journal is
+    /// refused until it is opened.
+    private static func reading<T>(
+        _ url: URL, action: String, _ body: (SQLiteConnection, URL) throws -> T
+    ) throws -> T {
+        let url = try NSSQLiteStore._fileURL(url)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        guard let size = (attributes?[.size] as? NSNumber)?.intValue else {
+            throw coreDataError(
+                CocoaError.Code.fileReadNoSuchFile.rawValue, "There is no SQLite store at \(url.path)",
+                userInfo: [NSURLErrorKey: url])
+        }
+        try NSSQLiteStore._prepareToRead(url, size: size, timeout: 10, recover: false)
+        let connection = try NSSQLiteStore._inspectionConnection(url)
+        defer { connection.close() }
+        do {
+            return try body(connection, url)
         } catch {
-            throw NSSQLiteStore._coreDataError(error, url: url, action: "inspecting")
+            throw NSSQLiteStore._coreDataError(error, url: url, action: action)
+        }
+    }
+}
+
+extension SQLiteStoreInspector {
+    /// What SQLite's `PRAGMA integrity_check` finds wrong in the store at `url`, one problem a line; empty when the
+    /// file is sound. Reads the file without writing to it, as `summary(of:)` does.
+    package static func integrityProblems(of url: URL) throws -> [String] {
+        try reading(url, action: "checking") { connection, _ in
+            let statement = try connection.prepare("PRAGMA integrity_check")
+            defer { statement.finalize() }
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(0)) }
+            return lines == ["ok"] ? [] : lines
         }
     }
 }

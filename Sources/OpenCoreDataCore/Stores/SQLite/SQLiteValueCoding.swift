@@ -117,7 +117,7 @@ enum SQLiteValueCoding {
     {
         switch (value, type) {
         case (.null, _):
-            sqlite3_bind_null(statement.handle, index)
+            statement.bindNull(at: index)
         case (.int(let number), .integer16AttributeType), (.int(let number), .integer32AttributeType),
             (.int(let number), .integer64AttributeType):
             statement.bind(number, at: index)
