@@ -11,6 +11,9 @@ let package = Package(
         // on the re-exporting module would keep code compiled against an older OpenCoreDataCore.
         .library(name: "OpenCoreData", targets: ["OpenCoreData", "OpenCoreDataCore"]),
         .library(name: "OpenCoreDataShim", targets: ["OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore"]),
+        // The PostgreSQL store, a product of its own so that SQLite-only clients do not link libpq.
+        .library(
+            name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL", "OpenCoreData", "OpenCoreDataCore"]),
         .executable(name: "coredata", targets: ["coredata"]),
         .plugin(name: "CoreDataModelCodeGenerator", targets: ["CoreDataModelCodeGenerator"]),
         .plugin(name: "OpenCoreDataFoundationNames", targets: ["OpenCoreDataFoundationNames"]),
@@ -35,6 +38,12 @@ let package = Package(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        // libpq, PostgreSQL's C client: synchronous like the store calls (docs/ARCHITECTURE.md says why not postgres-nio).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
         .macro(
             name: "OpenCoreDataMacros",
@@ -146,6 +155,12 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreConformanceTests", dependencies: ["StoreConformance", "OpenCoreData", "OpenCoreDataCore"]),
+        // The PostgreSQL store: Apple's SQLite layout in a PostgreSQL schema, through libpq.
+        .target(name: "OpenCoreDataPostgreSQL", dependencies: ["CLibPQ", "OpenCoreData", "OpenCoreDataCore"]),
+        // Against a real server named by OPENCOREDATA_POSTGRES_URL (scripts/postgres-dev starts one).
+        .testTarget(
+            name: "OpenCoreDataPostgreSQLTests",
+            dependencies: ["OpenCoreDataPostgreSQL", "StoreConformance", "OpenCoreData", "OpenCoreDataCore"]),
         .testTarget(
             name: "OpenCoreDataMacrosTests",
             dependencies: [

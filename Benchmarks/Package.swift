@@ -72,6 +72,22 @@ let package = Package(
             path: "Benchmarks/Locking",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // libpq, for the PostgreSQL store's comparison with the client library driven directly.
+        .systemLibrary(
+            name: "SystemLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        // The PostgreSQL store against libpq on the same server (OPENCOREDATA_POSTGRES_URL): insert, fetch, update,
+        // lookups, as ratios. Run with `swift run -c release --package-path Benchmarks PostgreSQLComparison [rows]`.
+        .executableTarget(
+            name: "PostgreSQLComparison",
+            dependencies: [
+                "SystemLibPQ",
+                .product(name: "OpenCoreData", package: "OpenCoreData"),
+                .product(name: "OpenCoreDataPostgreSQL", package: "OpenCoreData"),
+            ]
+        ),
         .executableTarget(
             name: "PredicateBenchmarks",
             dependencies: [

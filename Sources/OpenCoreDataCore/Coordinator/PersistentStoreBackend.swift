@@ -74,6 +74,12 @@ package struct StoreConflict: @unchecked Sendable {
     /// The store's current row; `nil` if the object was deleted from the store.
     package let current: StoreRow?
     package let expectedVersion: Int64
+
+    package init(objectID: NSManagedObjectID, current: StoreRow?, expectedVersion: Int64) {
+        self.objectID = objectID
+        self.current = current
+        self.expectedVersion = expectedVersion
+    }
 }
 
 /// The outcome of a save: the new version of every inserted and updated row.

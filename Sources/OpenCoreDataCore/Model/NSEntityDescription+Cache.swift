@@ -3,10 +3,10 @@ import Synchronization
 /// Everything derived from an entity's definition that reading and writing objects needs fast: the properties in
 /// slot order (inherited first, so a subentity's slots extend its superentity's), lookups by name, and what kind of
 /// value each slot holds.
-final class EntityCache: @unchecked Sendable {
+package final class EntityCache: @unchecked Sendable {
     // @unchecked: every stored property is a constant; its default values (`initialValues`, `transientDefaults`)
     // are attribute values, never objects, the only cases of `StoredValue` that are not `Sendable`.
-    enum SlotKind: Equatable {
+    package enum SlotKind: Equatable {
         case attribute(NSAttributeType)
         case toOne
         case toMany(ordered: Bool)
@@ -14,12 +14,12 @@ final class EntityCache: @unchecked Sendable {
         case derived(NSAttributeType)
     }
 
-    struct Slot {
-        let property: NSPropertyDescription
-        let name: String
-        let kind: SlotKind
+    package struct Slot {
+        package let property: NSPropertyDescription
+        package let name: String
+        package let kind: SlotKind
         /// Saved to the store: not transient, not fetched, not derived (derived values are computed by the store).
-        let isPersistent: Bool
+        package let isPersistent: Bool
     }
 
     private static let nextID = Atomic<Int>(1)
@@ -30,9 +30,9 @@ final class EntityCache: @unchecked Sendable {
     let propertiesByName: [String: NSPropertyDescription]
     let attributesByName: [String: NSAttributeDescription]
     let relationshipsByName: [String: NSRelationshipDescription]
-    let slots: [Slot]
+    package let slots: [Slot]
     /// `slots[i].kind`, on its own: reading a kind from here copies no references.
-    let kinds: [SlotKind]
+    package let kinds: [SlotKind]
     let slotByName: SlotNameTable
     /// The slots saved to the store.
     let persistentSlots: [Int]

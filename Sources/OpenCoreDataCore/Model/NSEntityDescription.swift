@@ -289,7 +289,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         if _cacheSlot.cache.load() != nil { _cacheSlot = EntityCacheSlot() }
     }
 
-    var _caches: EntityCache {
+    package var _caches: EntityCache {
         let slot = _cacheSlot
         if let cache = slot.cache.load() { return cache }
         return slot.cache.storeIfNil(EntityCache(entity: self))

@@ -106,7 +106,7 @@ package final class RelationshipContents {
 extension StoredValue {
     /// Converts a value given through key-value coding to the representation of `type`; `nil` if the value cannot
     /// be one (a string for a number, say). Numbers convert between numeric types as `NSNumber` does.
-    static func attributeValue(_ value: Any?, type: NSAttributeType) -> StoredValue? {
+    package static func attributeValue(_ value: Any?, type: NSAttributeType) -> StoredValue? {
         guard let value = unwrap(value) else { return .null }
         if value is NSNull { return .null }
         switch type {
@@ -165,7 +165,7 @@ extension StoredValue {
 
     /// The value as key-value coding returns it, as Apple's Core Data does: `NSNumber` for numbers and
     /// booleans, `NSDecimalNumber` for decimals, Swift values for the rest.
-    var publicValue: Any? {
+    package var publicValue: Any? {
         switch self {
         case .null, .toManyFault: return nil
         case .int(let value): return StoredValue.number(value)

@@ -20,7 +20,7 @@ package struct SlotSet: Hashable {
     var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
 
     @inline(__always)
-    func contains(_ slot: Int) -> Bool {
+    package func contains(_ slot: Int) -> Bool {
         if slot < 64 { return low & (1 << UInt64(slot)) != 0 }
         let word = slot / 64 - 1
         return word < high.count && high[word] & (1 << UInt64(slot % 64)) != 0

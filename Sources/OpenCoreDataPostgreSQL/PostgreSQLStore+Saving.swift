@@ -1,0 +1,294 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataCore
+
+/// Saving: one transaction per save. Each update and deletion names the version the context read (`Z_OPT`); a row
+/// that another coordinator or process changed meanwhile is a conflict: the transaction is rolled back and the
+/// conflicts go to the saving context's merge policy (`StoreConflicts`, as the SQLite store throws them).
+///
+/// Primary keys come from `Z_PRIMARYKEY`: one `UPDATE … RETURNING` per root entity takes a block of keys under the
+/// row's lock, in a statement of its own, so that no two processes are ever handed the same key and no save waits
+/// for another's transaction to end to get keys.
+extension PostgreSQLStore {
+    package func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        let (connection, schema) = try open()
+        var byTable: [Int64: [Int]] = [:]
+        var entities: [PostgreSQLEntity] = []
+        for (index, object) in objects.enumerated() {
+            guard let entity = schema.entity(object.entity) else {
+                throw Self.error(
+                    NSPersistentStoreSaveError,
+                    "The PostgreSQL store at \(redactedURL) does not hold entity '\(object.entity.name ?? "")'")
+            }
+            entities.append(entity)
+            byTable[entity.table.rootNumber, default: []].append(index)
+        }
+        var keys = [Int64](repeating: 0, count: objects.count)
+        do {
+            for (root, indices) in byTable.sorted(by: { $0.key < $1.key }) {
+                let result = try connection.query(
+                    """
+                    UPDATE \(schema.qualified("Z_PRIMARYKEY")) SET "Z_MAX" = "Z_MAX" + $1::bigint \
+                    WHERE "Z_ENT" = $2::integer RETURNING "Z_MAX"
+                    """, [String(indices.count), String(root)])
+                guard let last = result.int64(0, 0) else {
+                    throw Self.error(
+                        CocoaError.Code.fileReadCorruptFile.rawValue,
+                        "The store at \(redactedURL) is damaged: Z_PRIMARYKEY has no row for entity \(root)")
+                }
+                for (offset, index) in indices.enumerated() {
+                    keys[index] = last - Int64(indices.count) + 1 + Int64(offset)
+                }
+            }
+        } catch {
+            throw self.error(error, code: NSPersistentStoreSaveError, action: "making keys in")
+        }
+        return objects.indices.map { objectID(objects[$0].entity, key: keys[$0]) }
+    }
+
+    /// A row whose version differs from the one the saving context read.
+    struct VersionMismatch: Error {
+        let objectIDs: [NSManagedObjectID]
+    }
+
+    package func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
+        let (connection, schema) = try open()
+        guard !isReadOnly else {
+            throw Self.error(NSPersistentStoreSaveError, "The PostgreSQL store at \(redactedURL) was added read-only")
+        }
+        let metadataChanged = metadata.map { storedMetadata?.isEqual(to: $0) != true } ?? false
+        do {
+            return try connection.transaction {
+                let result = try writeResolvingConflicts(changes, connection: connection, schema: schema)
+                if metadataChanged, let metadata {
+                    try writeMetadata(metadata, connection: connection, schema: schema)
+                }
+                // Delivered when the transaction commits, to every process that listens for this store's commits.
+                if let identifier = metadata?[NSStoreUUIDKey] as? String {
+                    try connection.query(
+                        "SELECT pg_notify($1, '')", [PostgreSQLChangeListener.channel(forStore: identifier)])
+                }
+                return result
+            }
+        } catch let mismatch as VersionMismatch {
+            // Rolled back: the rows as they are now, for the merge policy.
+            let expected = Dictionary(
+                [changes.updated, changes.deleted].joined().map { ($0.objectID, $0.expectedVersion) },
+                uniquingKeysWith: { first, _ in first })
+            let conflicts = try mismatch.objectIDs.map { objectID in
+                StoreConflict(
+                    objectID: objectID, current: try row(for: objectID), expectedVersion: expected[objectID] ?? 0)
+            }
+            throw StoreConflicts(conflicts)
+        } catch {
+            if metadataChanged { storedMetadata = nil }
+            throw self.error(error, code: NSPersistentStoreSaveError, action: "saving to")
+        }
+    }
+
+    /// Writes the changes; where rows moved on, locks them (`FOR UPDATE`), lets the saving context's merge policy
+    /// resolve the conflicts against them as they are now, and writes what it decides instead — in the same
+    /// transaction, so that no other writer can change those rows again in between (resolving after a rollback let
+    /// another process slip in each time, and a trump policy gave up under contention). Bounded all the same.
+    private func writeResolvingConflicts(
+        _ changes: StoreSaveChanges, connection: PostgreSQLConnection, schema: PostgreSQLSchema
+    ) throws -> StoreSaveResult {
+        var changes = changes
+        var attempt = 0
+        while true {
+            attempt += 1
+            guard let resolve = changes.resolveConflicts, attempt < 8 else {
+                return try write(changes, connection: connection, schema: schema)
+            }
+            try connection.query("SAVEPOINT save_attempt")
+            do {
+                let result = try write(changes, connection: connection, schema: schema)
+                try connection.query("RELEASE SAVEPOINT save_attempt")
+                return result
+            } catch let mismatch as VersionMismatch {
+                try connection.query("ROLLBACK TO SAVEPOINT save_attempt")
+                try connection.query("RELEASE SAVEPOINT save_attempt")
+                let expected = Dictionary(
+                    [changes.updated, changes.deleted].joined().map { ($0.objectID, $0.expectedVersion) },
+                    uniquingKeysWith: { first, _ in first })
+                let conflicts = try mismatch.objectIDs.map { objectID in
+                    StoreConflict(
+                        objectID: objectID, current: try row(for: objectID, locking: true),
+                        expectedVersion: expected[objectID] ?? 0)
+                }
+                changes = try resolve(StoreConflicts(conflicts))
+                changes.resolveConflicts = resolve
+            }
+        }
+    }
+
+    private func write(_ changes: StoreSaveChanges, connection: PostgreSQLConnection, schema: PostgreSQLSchema) throws
+        -> StoreSaveResult
+    {
+        var result = StoreSaveResult()
+        var mismatched: [NSManagedObjectID] = []
+        func mapped(_ change: StoreSaveObject) throws -> (PostgreSQLEntity, Int64) {
+            guard let entity = schema.entity(change.objectID.entity), let key = key(of: change.objectID) else {
+                throw Self.error(
+                    NSPersistentStoreSaveError,
+                    "The object \(change.objectID) is not one of the PostgreSQL store at \(redactedURL)")
+            }
+            return (entity, key)
+        }
+
+        for change in changes.deleted {
+            let (entity, key) = try mapped(change)
+            var sql = "DELETE FROM \(schema.qualified(entity.table.name)) WHERE \"Z_PK\" = $1::bigint"
+            var arguments: [String?] = [String(key)]
+            if !change.forced {
+                sql += " AND \"Z_OPT\" = $2::bigint"
+                arguments.append(String(change.expectedVersion))
+            }
+            // A row changed or deleted underneath the saving context is a conflict, as in the SQLite store.
+            if try connection.query(sql, arguments).affectedRows != 1 { mismatched.append(change.objectID) }
+            for case .join(let table, let source, _, _, _) in entity.toMany.values {
+                try connection.query(
+                    "DELETE FROM \(schema.qualified(table)) WHERE \(quoted(source)) = $1::bigint", [String(key)])
+            }
+        }
+
+        for change in changes.inserted {
+            let (entity, key) = try mapped(change)
+            var columns = ["\"Z_PK\"", "\"Z_ENT\"", "\"Z_OPT\""]
+            var arguments: [String?] = [String(key), String(entity.number), "1"]
+            for slot in entity.slotColumns.indices {
+                try appendValue(
+                    change.values[slot], slot: slot, entity: entity, columns: &columns, arguments: &arguments)
+            }
+            let placeholders = (1...arguments.count).map { "$\($0)" }.joined(separator: ", ")
+            try connection.query(
+                "INSERT INTO \(schema.qualified(entity.table.name)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
+                arguments)
+            result.versions[change.objectID] = 1
+        }
+
+        // Rows in one order (table, key) in every process, so that two saves locking the same rows cannot deadlock.
+        let updates = try changes.updated.map { change in (change, try mapped(change)) }.sorted {
+            ($0.1.0.table.name, $0.1.1) < ($1.1.0.table.name, $1.1.1)
+        }
+        for (change, (entity, key)) in updates {
+            var columns: [String] = []
+            var arguments: [String?] = []
+            for slot in entity.slotColumns.indices where change.changedSlots.contains(slot) {
+                try appendValue(
+                    change.values[slot], slot: slot, entity: entity, columns: &columns, arguments: &arguments)
+            }
+            var assignments = columns.enumerated().map { "\($0.element) = $\($0.offset + 1)" }
+            assignments.append("\"Z_OPT\" = \"Z_OPT\" + 1")
+            arguments.append(String(key))
+            var sql = """
+                UPDATE \(schema.qualified(entity.table.name)) SET \(assignments.joined(separator: ", ")) \
+                WHERE "Z_PK" = $\(arguments.count)::bigint
+                """
+            if !change.forced {
+                arguments.append(String(change.expectedVersion))
+                sql += " AND \"Z_OPT\" = $\(arguments.count)::bigint"
+            }
+            let updated = try connection.query(sql + " RETURNING \"Z_OPT\"", arguments)
+            if let version = updated.int64(0, 0) {
+                result.versions[change.objectID] = version
+            } else {
+                mismatched.append(change.objectID)
+            }
+        }
+        if !mismatched.isEmpty { throw VersionMismatch(objectIDs: mismatched) }
+
+        // To-many relationships: join rows and positions, from every side that changed.
+        for (change, isNew) in changes.inserted.map({ ($0, true) }) + changes.updated.map({ ($0, false) }) {
+            let (entity, key) = try mapped(change)
+            for (slot, destinations) in change.toMany {
+                guard isNew || change.changedSlots.contains(slot), let toMany = entity.toMany[slot] else { continue }
+                let keys = destinations.compactMap { self.key(of: $0) }
+                try writeToMany(toMany, key: key, destinations: keys, connection: connection, schema: schema)
+            }
+        }
+        return result
+    }
+
+    /// Adds the column(s) and text of one slot's value to an INSERT or UPDATE.
+    private func appendValue(
+        _ value: StoredValue, slot: Int, entity: PostgreSQLEntity, columns: inout [String], arguments: inout [String?]
+    ) throws {
+        switch entity.slotColumns[slot] {
+        case .attribute(let column, let type, let attribute)?:
+            columns.append(quoted(column))
+            do {
+                arguments.append(try PostgreSQLValueCoding.text(value, type: type, attribute: attribute))
+            } catch let error as PostgreSQLValueCoding.UnstorableValue {
+                throw Self.error(
+                    NSManagedObjectValidationError,
+                    """
+                    The value of '\(attribute.name)' of an object of '\(entity.entity.name ?? "")' cannot be saved \
+                    to PostgreSQL: \(error.reason)
+                    """)
+            }
+        case .toOne(let column, let entityColumn, _)?:
+            var destination: NSManagedObjectID?
+            switch value {
+            case .objectID(let id): destination = id
+            case .object(let object): destination = object.objectID
+            default: destination = nil
+            }
+            columns.append(quoted(column))
+            arguments.append(destination.flatMap { key(of: $0) }.map { String($0) })
+            if let entityColumn {
+                columns.append(quoted(entityColumn))
+                arguments.append(destination.flatMap { schema?.entity($0.entity) }.map { String($0.number) })
+            }
+        case nil:
+            break
+        }
+    }
+
+    private func writeToMany(
+        _ toMany: PostgreSQLToMany, key: Int64, destinations: [Int64], connection: PostgreSQLConnection,
+        schema: PostgreSQLSchema
+    ) throws {
+        let list = "{" + destinations.map(String.init).joined(separator: ",") + "}"
+        switch toMany {
+        case .foreignKey(let table, _, let orderColumn?):
+            // The destinations' own to-one keys are saved with them; an ordered relationship adds the positions.
+            try connection.query(
+                """
+                UPDATE \(schema.qualified(table)) d SET \(quoted(orderColumn)) = p.position \
+                FROM unnest($1::bigint[]) WITH ORDINALITY AS p(key, position) WHERE d."Z_PK" = p.key
+                """, [list])
+        case .foreignKey:
+            break
+        case .join(let table, let source, let destination, let orderColumn, _):
+            try connection.query(
+                """
+                DELETE FROM \(schema.qualified(table)) WHERE \(quoted(source)) = $1::bigint \
+                AND NOT (\(quoted(destination)) = ANY($2::bigint[]))
+                """, [String(key), list])
+            guard !destinations.isEmpty else { return }
+            if let orderColumn {
+                try connection.query(
+                    """
+                    INSERT INTO \(schema.qualified(table)) (\(quoted(source)), \(quoted(destination)), \
+                    \(quoted(orderColumn))) SELECT $1::bigint, p.key, p.position \
+                    FROM unnest($2::bigint[]) WITH ORDINALITY AS p(key, position) \
+                    ON CONFLICT (\(joinKey(table, schema))) DO UPDATE SET \(quoted(orderColumn)) = EXCLUDED.\(quoted(orderColumn))
+                    """, [String(key), list])
+            } else {
+                try connection.query(
+                    """
+                    INSERT INTO \(schema.qualified(table)) (\(quoted(source)), \(quoted(destination))) \
+                    SELECT $1::bigint, p.key FROM unnest($2::bigint[]) AS p(key) \
+                    ON CONFLICT (\(joinKey(table, schema))) DO NOTHING
+                    """, [String(key), list])
+            }
+        }
+    }
+
+    /// The primary key columns of a join table.
+    private func joinKey(_ table: String, _ schema: PostgreSQLSchema) -> String {
+        guard let join = schema.joinTables.first(where: { $0.name == table }) else { return "" }
+        return quoted(join.first) + ", " + quoted(join.second)
+    }
+}

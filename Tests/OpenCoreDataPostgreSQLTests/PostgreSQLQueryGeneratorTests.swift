@@ -1,0 +1,74 @@
+import Foundation
+import OpenCoreData
+import StoreConformance
+import Testing
+
+@testable import OpenCoreDataPostgreSQL
+
+/// Which predicates become SQL and which are left to in-memory evaluation: white-box, because the results are the same
+/// either way (the conformance suite checks those) and only the SQL shows the difference. No server needed.
+@Suite struct PostgreSQLQueryGeneratorTests {
+    static let model = ConformanceModel.shared
+    let schema = PostgreSQLSchema(model: model, configuration: nil, schema: "app")
+
+    func plan(_ entityName: String, _ format: String, _ arguments: [Any] = [], sortedBy keys: [String] = [])
+        -> PostgreSQLFetchPlan
+    {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model)
+        let store = PostgreSQLStore(
+            persistentStoreCoordinator: coordinator, configurationName: nil, at: URL(string: "postgres:///db")!)
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: entityName)
+        request.entity = Self.model.entitiesByName[entityName]
+        request.predicate = NSPredicate(format: format, argumentArray: arguments)
+        request.sortDescriptors = keys.map { NSSortDescriptor(key: $0, ascending: true) }
+        let generator = PostgreSQLQueryGenerator(schema: schema, store: store, foldsCase: true)
+        return generator.plan(request, entity: schema.entity(request.entity!)!, selection: .rows)
+    }
+
+    @Test(arguments: [
+        "int16 > 5", "int64 != 42", "int16 BETWEEN {0, 6}", "double >= 2.0", "decimal > 100", "bool == YES",
+        "int16 IN {3, 9, 100}", "string ==[c] 'BETA'", "string BEGINSWITH 'a'", "string LIKE[c] '*A'",
+        "string < 'b'", "string == nil", "NOT (int32 > 0)", "int16 > 5 OR string == 'alpha'", "TRUEPREDICATE",
+    ])
+    func itemPredicatesBecomeSQL(_ format: String) {
+        #expect(plan("Item", format).isComplete)
+    }
+
+    @Test func toOneKeyPathsJoinTheDestinationTable() {
+        let plan = plan("Project", "department.head.name == 'Cid'")
+        #expect(plan.isComplete)
+        #expect(plan.sql.contains("LEFT JOIN \"app\".\"ZDEPARTMENT\" t1 ON t1.\"Z_PK\" = t0.\"ZDEPARTMENT\""))
+        #expect(plan.sql.contains("LEFT JOIN \"app\".\"ZPERSON\" t2 ON t2.\"Z_PK\" = t1.\"ZHEAD\""))
+        #expect(plan.arguments.contains("Cid"))
+    }
+
+    @Test func valuesAreBoundNeverSpliced() {
+        let plan = plan("Item", "string == %@", ["x'); DROP TABLE \"ZITEM\"; --"])
+        #expect(plan.isComplete)
+        #expect(!plan.sql.contains("DROP"))
+        #expect(plan.arguments.contains("x'); DROP TABLE \"ZITEM\"; --"))
+    }
+
+    @Test(arguments: [
+        "string ENDSWITH[d] 'e'", "string MATCHES '[a-z]+'", "int16 + int64 > 40",
+    ])
+    func whatPostgreSQLWouldAnswerDifferentlyIsLeftToMemory(_ format: String) {
+        #expect(!plan("Item", format).isComplete)
+    }
+
+    @Test func toManyKeyPathsAreLeftToMemory() {
+        #expect(!plan("Person", "ANY projects.title == 'Apollo'").isComplete)
+        #expect(!plan("Department", "employees.@count == 2").isComplete)
+    }
+
+    @Test func theTranslatablePartsOfAnAndStillNarrowTheCandidates() {
+        let plan = plan("Person", "ANY projects.title BEGINSWITH 'A' AND age < 40")
+        #expect(!plan.isComplete)
+        #expect(plan.sql.contains("t0.\"ZAGE\" < $"))
+    }
+
+    @Test func stringsSortByCodePointWithNilFirst() {
+        let plan = plan("Item", "TRUEPREDICATE", sortedBy: ["string"])
+        #expect(plan.sql.contains("ORDER BY t0.\"ZSTRING\" COLLATE \"C\" ASC NULLS FIRST, t0.\"Z_PK\""))
+    }
+}
