@@ -25,6 +25,21 @@ import Testing
         #expect(container.persistentStoreCoordinator.persistentStores.first?.type == NSInMemoryStoreType)
     }
 
+    @Test func aDescriptionMadeWithoutAURLIsASQLiteStoreInMemory() throws {
+        // Apple's descriptions start at /dev/null, and code relies on it for stores that live in memory.
+        let description = NSPersistentStoreDescription()
+        #expect(description.url == URL(fileURLWithPath: "/dev/null"))
+        #expect(description.type == NSSQLiteStoreType)
+        let container = NSPersistentContainer(name: "Ephemeral", managedObjectModel: CompanyModel.make())
+        container.persistentStoreDescriptions = [description]
+        var loadError: (any Error)?
+        container.loadPersistentStores { _, error in loadError = error }
+        #expect(loadError == nil)
+        let store = try #require(container.persistentStoreCoordinator.persistentStores.first)
+        #expect(store.type == NSSQLiteStoreType)
+        #expect(store.url == URL(fileURLWithPath: "/dev/null"))
+    }
+
     @Test func unknownStoreTypeIsReportedToTheCompletionHandler() {
         let container = NSPersistentContainer(name: "Bad", managedObjectModel: CompanyModel.make())
         let description = NSPersistentStoreDescription()

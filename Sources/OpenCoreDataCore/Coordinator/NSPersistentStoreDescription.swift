@@ -12,8 +12,9 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
     open var type: String = NSSQLiteStoreType
     /// The configuration of the model whose entities the store holds.
     open var configuration: String?
-    /// Where the store lives.
-    open var url: URL?
+    /// Where the store lives: `/dev/null` unless set, as Apple's descriptions start — which for the SQLite store
+    /// means a store that lives in memory.
+    open var url: URL? = URL(fileURLWithPath: "/dev/null")
     /// The store options.
     open private(set) var options: [String: NSObject] = [:]
     /// SQLite pragmas to set when the store opens.
