@@ -34,4 +34,30 @@ import OpenCoreData
             #expect(try child.fetch(request).map(\.title) == ["Other"])
         }
     }
+
+    @Test func obtainingPermanentIDsAfterTheParentSavedGivesTheIDsOfTheSavedRows() throws {
+        // A repository pattern: objects made in a scratch child context, saved into the parent, the parent saved,
+        // and then the child asked for permanent IDs to hand out. They must name the rows just saved, not new ones.
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let parent = container.newBackgroundContext()
+        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = parent
+        let ids = try child.performAndWait {
+            let books = ["One", "Two"].map { title in
+                let book = Book(context: child)
+                book.title = title
+                return book
+            }
+            try child.save()
+            try parent.performAndWait { try parent.save() }
+            try child.obtainPermanentIDs(for: books)
+            #expect(books.allSatisfy { !$0.objectID.isTemporaryID })
+            return books.map(\.objectID)
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait {
+            let titles = try ids.map { id in (try reader.existingObject(with: id) as? Book)?.title }
+            #expect(titles == ["One", "Two"])
+        }
+    }
 }

@@ -406,6 +406,9 @@ extension NSManagedObjectContext {
     /// Gives the objects permanent IDs now, instead of when they are saved.
     public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         _assertOnQueue()
+        // Objects this context saved into its parent that the parent has since saved already have permanent IDs
+        // there: they take those, not new ones (which would name no row).
+        if objects.contains(where: { $0._objectID.isTemporaryID }) { _adoptPermanentIDs() }
         let temporary = objects.filter { $0._objectID.isTemporaryID }
         guard !temporary.isEmpty else { return }
         guard let parent = _parentStore else {
