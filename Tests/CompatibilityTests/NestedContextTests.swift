@@ -60,4 +60,33 @@ import OpenCoreData
             #expect(titles == ["One", "Two"])
         }
     }
+
+    @Test func obtainingPermanentIDsBeforeTheParentSavesGivesTheIDsItWillSaveUnder() throws {
+        // The same inside a transaction: the parent saves only later. The parent's objects take the child's
+        // permanent IDs, so that its save writes the rows those IDs name.
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let parent = container.newBackgroundContext()
+        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = parent
+        let ids = try child.performAndWait {
+            let books = ["Three", "Four"].map { title in
+                let book = Book(context: child)
+                book.title = title
+                return book
+            }
+            try child.save()
+            try child.obtainPermanentIDs(for: books)
+            return books.map(\.objectID)
+        }
+        try parent.performAndWait {
+            #expect(try ids.map { (try parent.existingObject(with: $0) as? Book)?.title } == ["Three", "Four"])
+            try parent.save()
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait {
+            let titles = try ids.map { id in (try reader.existingObject(with: id) as? Book)?.title }
+            #expect(titles == ["Three", "Four"])
+            #expect(try reader.count(for: NSFetchRequest<Book>(entityName: "Book")) == 2)
+        }
+    }
 }

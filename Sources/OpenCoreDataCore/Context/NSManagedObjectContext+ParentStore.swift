@@ -77,7 +77,31 @@ extension NSManagedObjectContext: ObjectStoreParent {
             guard let parent = _parentStore else {
                 throw coreDataError(NSPersistentStoreOperationError, "The context \(_debugName) has no store")
             }
-            return try parent._permanentIDs(for: objects, for: self)
+            // An object the child saved into this context is one object here too: this context's copy takes the
+            // permanent ID (or already has it, if this context saved it since), so that both name the same row when
+            // this context saves. Only objects this context does not know get IDs from the store alone.
+            var ids = [NSManagedObjectID?](repeating: nil, count: objects.count)
+            var local: [(index: Int, object: NSManagedObject)] = []
+            var unknown: [(index: Int, object: NSManagedObject)] = []
+            for (index, object) in objects.enumerated() {
+                let id = object._objectID
+                if let successor = _successors[id] {
+                    ids[index] = successor
+                } else if let registered = _registry[id]?.takeUnretainedValue() {
+                    local.append((index, registered))
+                } else {
+                    unknown.append((index, object))
+                }
+            }
+            if !local.isEmpty {
+                try obtainPermanentIDs(for: local.map(\.object))
+                for (index, object) in local { ids[index] = object._objectID }
+            }
+            if !unknown.isEmpty {
+                let obtained = try parent._permanentIDs(for: unknown.map(\.object), for: self)
+                for ((index, _), id) in zip(unknown, obtained) { ids[index] = id }
+            }
+            return ids.map { $0! }
         }
     }
 
