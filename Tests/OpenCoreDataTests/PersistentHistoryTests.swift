@@ -484,6 +484,23 @@ import Testing
         #expect(deletion.tombstone?["name"] as? String == "z")
     }
 
+    @Test func aBatchRequestOfAChildContextIsRecordedUnderItsParentsAuthor() throws {
+        // Code sets the author on the context that talks to the store and executes batch requests in a scratch
+        // child of it, as CoreDataRepository does; the child's own author, when it has one, comes first.
+        let directory = SQLiteTestDirectory()
+        let coordinator = try SQLiteStack.coordinator(Self.model(), at: directory.store(), options: Self.tracking)
+        let context = SQLiteStack.context(coordinator)
+        context.transactionAuthor = "importer"
+        let scratch = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        scratch.parent = context
+        try scratch.performAndWait {
+            _ = try scratch.execute(NSBatchInsertRequest(entityName: "Item", objects: [["name": "x", "priority": 1]]))
+            scratch.transactionAuthor = "scratch"
+            _ = try scratch.execute(NSBatchInsertRequest(entityName: "Item", objects: [["name": "y", "priority": 2]]))
+        }
+        #expect(try Self.transactions(context).map(\.author) == ["importer", "scratch"])
+    }
+
     @Test func anAppleStoresHistoryIsReadAndKept() throws {
         let path = "stores/alemar11__CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V2.sqlite"
         let directory = SQLiteTestDirectory()

@@ -50,7 +50,7 @@ extension NSManagedObjectContext {
             named: request._entityName, entity: request._entity, request: "NSBatchUpdateRequest")
         request._entity = entity
         var update = try StoreBatchUpdate(request, entity: entity)
-        update.author = _storeTransactionAuthor
+        update.author = _batchTransactionAuthor
         let outcome = try _executeBatch(entity: entity, affectedStores: request.affectedStores, inserting: false) {
             store, backend in
             if let backend { return try backend.executeBatchUpdate(update) }
@@ -103,7 +103,7 @@ extension NSManagedObjectContext {
             store, backend in
             let delete = StoreBatchDelete(
                 request: fetch, objectIDs: objectIDs?.filter { $0._isInStore(store) }, wantsObjectIDs: wantsIDs,
-                author: _storeTransactionAuthor)
+                author: _batchTransactionAuthor)
             if let backend { return try backend.executeBatchDelete(delete) }
             return try NSManagedObjectContext._emulate(delete, in: store)
         }
@@ -155,7 +155,7 @@ extension NSManagedObjectContext {
         }
         let insert = StoreBatchInsert(
             entity: entity, next: { try next() }, wantsObjectIDs: request.resultType == .objectIDs,
-            author: _storeTransactionAuthor)
+            author: _batchTransactionAuthor)
         let outcome = try _executeBatch(entity: entity, affectedStores: request.affectedStores, inserting: true) {
             store, backend in
             if let backend { return try backend.executeBatchInsert(insert) }

@@ -303,6 +303,19 @@ extension NSManagedObjectContext {
         StoreTransactionAuthor(author: _transactionAuthor, contextName: _name)
     }
 
+    /// The author of a batch request executed here, which goes to the store past any parent: this context's, or
+    /// else that of the nearest ancestor that has one (code sets it on the context that talks to the store and
+    /// executes batch requests in a scratch child).
+    var _batchTransactionAuthor: StoreTransactionAuthor {
+        var author = _transactionAuthor
+        var ancestor = _parentContext
+        while author == nil, let context = ancestor {
+            author = context._asParent { context._transactionAuthor }
+            ancestor = context._parentContext
+        }
+        return StoreTransactionAuthor(author: author, contextName: _name)
+    }
+
     func _saveChanges(
         inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], forced: Bool
     ) -> StoreSaveChanges {
