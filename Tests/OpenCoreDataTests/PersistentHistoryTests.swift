@@ -484,21 +484,26 @@ import Testing
         #expect(deletion.tombstone?["name"] as? String == "z")
     }
 
-    @Test func aBatchRequestOfAChildContextIsRecordedUnderItsParentsAuthor() throws {
+    @Test func aBatchRequestOfAChildContextIsRecordedUnderTheRootContextsAuthor() throws {
         // Code sets the author on the context that talks to the store and executes batch requests in a scratch
-        // child of it, as CoreDataRepository does; the child's own author, when it has one, comes first.
+        // child of it, as CoreDataRepository does; an author set on a context in between is not the one recorded
+        // (that library's tests expect this of Apple's framework).
         let directory = SQLiteTestDirectory()
         let coordinator = try SQLiteStack.coordinator(Self.model(), at: directory.store(), options: Self.tracking)
         let context = SQLiteStack.context(coordinator)
         context.transactionAuthor = "importer"
+        let middle = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        middle.parent = context
+        middle.transactionAuthor = "middle"
         let scratch = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        scratch.parent = context
+        scratch.parent = middle
         try scratch.performAndWait {
             _ = try scratch.execute(NSBatchInsertRequest(entityName: "Item", objects: [["name": "x", "priority": 1]]))
-            scratch.transactionAuthor = "scratch"
-            _ = try scratch.execute(NSBatchInsertRequest(entityName: "Item", objects: [["name": "y", "priority": 2]]))
         }
-        #expect(try Self.transactions(context).map(\.author) == ["importer", "scratch"])
+        try middle.performAndWait {
+            _ = try middle.execute(NSBatchInsertRequest(entityName: "Item", objects: [["name": "y", "priority": 2]]))
+        }
+        #expect(try Self.transactions(context).map(\.author) == ["importer", "importer"])
     }
 
     @Test func anAppleStoresHistoryIsReadAndKept() throws {

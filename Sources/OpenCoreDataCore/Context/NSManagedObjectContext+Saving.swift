@@ -303,16 +303,14 @@ extension NSManagedObjectContext {
         StoreTransactionAuthor(author: _transactionAuthor, contextName: _name)
     }
 
-    /// The author of a batch request executed here, which goes to the store past any parent: this context's, or
-    /// else that of the nearest ancestor that has one (code sets it on the context that talks to the store and
-    /// executes batch requests in a scratch child).
+    /// The author of a batch request executed here, which goes to the store past any parent: that of the context
+    /// that talks to the store (this one, or the root of its chain of parents). Code sets the author there and
+    /// executes batch requests in scratch children; Apple's framework records the root's author even when a context
+    /// in between has one of its own (CoreDataRepository's tests pin both).
     var _batchTransactionAuthor: StoreTransactionAuthor {
-        var author = _transactionAuthor
-        var ancestor = _parentContext
-        while author == nil, let context = ancestor {
-            author = context._asParent { context._transactionAuthor }
-            ancestor = context._parentContext
-        }
+        var root = self
+        while let parent = root._parentContext { root = parent }
+        let author = root === self ? _transactionAuthor : root._asParent { root._transactionAuthor }
         return StoreTransactionAuthor(author: author, contextName: _name)
     }
 
