@@ -35,9 +35,11 @@ import OpenCoreData
         }
     }
 
-    @Test func obtainingPermanentIDsAfterTheParentSavedGivesTheIDsOfTheSavedRows() throws {
-        // A repository pattern: objects made in a scratch child context, saved into the parent, the parent saved,
-        // and then the child asked for permanent IDs to hand out. They must name the rows just saved, not new ones.
+    /// A repository pattern: objects made in a scratch child context and saved into the parent; the child is asked
+    /// for permanent IDs to hand out, after the parent saved or before (inside a transaction, the parent saves
+    /// later). The IDs must name the rows the parent's save writes, not new ones.
+    @Test(arguments: [true, false])
+    func aChildsPermanentIDsNameTheRowsItsParentSaves(parentSavesFirst: Bool) throws {
         let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
         let parent = container.newBackgroundContext()
         let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
@@ -49,43 +51,16 @@ import OpenCoreData
                 return book
             }
             try child.save()
-            try parent.performAndWait { try parent.save() }
+            if parentSavesFirst { try parent.performAndWait { try parent.save() } }
             try child.obtainPermanentIDs(for: books)
             #expect(books.allSatisfy { !$0.objectID.isTemporaryID })
             return books.map(\.objectID)
         }
+        if !parentSavesFirst { try parent.performAndWait { try parent.save() } }
         let reader = container.newBackgroundContext()
         try reader.performAndWait {
             let titles = try ids.map { id in (try reader.existingObject(with: id) as? Book)?.title }
             #expect(titles == ["One", "Two"])
-        }
-    }
-
-    @Test func obtainingPermanentIDsBeforeTheParentSavesGivesTheIDsItWillSaveUnder() throws {
-        // The same inside a transaction: the parent saves only later. The parent's objects take the child's
-        // permanent IDs, so that its save writes the rows those IDs name.
-        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
-        let parent = container.newBackgroundContext()
-        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        child.parent = parent
-        let ids = try child.performAndWait {
-            let books = ["Three", "Four"].map { title in
-                let book = Book(context: child)
-                book.title = title
-                return book
-            }
-            try child.save()
-            try child.obtainPermanentIDs(for: books)
-            return books.map(\.objectID)
-        }
-        try parent.performAndWait {
-            #expect(try ids.map { (try parent.existingObject(with: $0) as? Book)?.title } == ["Three", "Four"])
-            try parent.save()
-        }
-        let reader = container.newBackgroundContext()
-        try reader.performAndWait {
-            let titles = try ids.map { id in (try reader.existingObject(with: id) as? Book)?.title }
-            #expect(titles == ["Three", "Four"])
             #expect(try reader.count(for: NSFetchRequest<Book>(entityName: "Book")) == 2)
         }
     }

@@ -125,18 +125,3 @@ struct PostgreSQLContentionTests {
         }
     }
 }
-
-/// A value shared by the writers, behind a lock.
-final class LockedValue<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}

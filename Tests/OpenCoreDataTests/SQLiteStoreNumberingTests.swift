@@ -138,6 +138,18 @@ final class NumberingPuppy: NSManagedObject {}
     }
 
     /// Every object of the store, by name: its entity's name and class, and its relationships' names.
+    /// Writes the store at `url`, reads what it holds, then renumbers it with `storeNumbers`; returns what it held.
+    static func writeRenumbered(_ url: URL) throws -> [String: String] {
+        try write(url)
+        let expected = try SQLiteStack.releasingObjects {
+            let coordinator = try SQLiteStack.coordinator(sharedModel, at: url)
+            defer { try? SQLiteStack.close(coordinator) }
+            return try contents(coordinator)
+        }
+        try renumber(url, to: storeNumbers)
+        return expected
+    }
+
     static func contents(_ coordinator: NSPersistentStoreCoordinator) throws -> [String: String] {
         let context = SQLiteStack.context(coordinator)
         func name(_ object: NSManagedObject) -> String {
@@ -188,13 +200,7 @@ final class NumberingPuppy: NSManagedObject {}
     @Test func aStoreNumberedOtherwiseOpensWithEveryRowAsItsOwnEntity() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
-        try Self.write(url)
-        let expected = try SQLiteStack.releasingObjects {
-            let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
-            defer { try? SQLiteStack.close(coordinator) }
-            return try Self.contents(coordinator)
-        }
-        try Self.renumber(url, to: Self.storeNumbers)
+        let expected = try Self.writeRenumbered(url)
         // What Apple's framework would have written with that numbering.
         let tables = Set(
             try RawSQLite.query(url, "SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
@@ -262,13 +268,7 @@ final class NumberingPuppy: NSManagedObject {}
     @Test func aStoreNumberedOtherwiseMigratesWithEveryRowAsItsOwnEntity() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
-        try Self.write(url)
-        let expected = try SQLiteStack.releasingObjects {
-            let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
-            defer { try? SQLiteStack.close(coordinator) }
-            return try Self.contents(coordinator)
-        }
-        try Self.renumber(url, to: Self.storeNumbers)
+        let expected = try Self.writeRenumbered(url)
         // The next model version gives Dog an attribute: lightweight migration moves the rows to a new table.
         let next = Self.model()
         let age = NSAttributeDescription()

@@ -50,8 +50,9 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
         }
     }
 
-    /// Makes the item `values` describe (also used by the locking workloads).
-    static func insertItem(_ values: ItemValues, into context: NSManagedObjectContext) {
+    /// Makes the item `values` describe (also used by the locking and predicate workloads).
+    @discardableResult
+    static func insertItem(_ values: ItemValues, into context: NSManagedObjectContext) -> Item {
         let item = Item(context: context)
         item.serial = values.serial
         item.quantity = values.quantity
@@ -63,6 +64,7 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
         item.note = values.note
         item.payload = values.payload
         item.rank = values.rank
+        return item
     }
 
     /// Makes `parents` parents with `children` children each (also used by the locking workloads).

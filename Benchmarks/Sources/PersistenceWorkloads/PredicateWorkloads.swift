@@ -74,19 +74,7 @@ public enum PredicateWorkloads {
             items = try context.performAndWait {
                 var items: [Item] = []
                 for index in 0..<Fixture.itemCount {
-                    let values = Fixture.item(index)
-                    let item = Item(context: context)
-                    item.serial = values.serial
-                    item.quantity = values.quantity
-                    item.flags = values.flags
-                    item.price = values.price
-                    item.ratio = values.ratio
-                    item.name = values.name
-                    item.category = values.category
-                    item.note = values.note
-                    item.payload = values.payload
-                    item.rank = values.rank
-                    items.append(item)
+                    items.append(OpenCoreDataLibrary.insertItem(Fixture.item(index), into: context))
                 }
                 try context.save()
                 return items

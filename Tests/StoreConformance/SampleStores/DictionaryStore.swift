@@ -205,15 +205,15 @@ open class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
 }
 
 /// A value behind a lock: what the store's table of databases needs, without `Synchronization` (so that the sample
-/// reads like code a user writes for any platform).
-final class LockedValue<Value>: @unchecked Sendable {
+/// reads like code a user writes for any platform). Public for the tests of stores in other targets.
+public final class LockedValue<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched under `lock`.
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    public init(_ value: Value) { self.value = value }
 
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
