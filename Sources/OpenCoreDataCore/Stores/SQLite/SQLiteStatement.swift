@@ -205,6 +205,10 @@ final class SQLiteStatement {
     func scalarInteger(_ values: [SQLiteValue] = []) throws(SQLiteError) -> Int64? {
         reset()
         bind(values)
+        // Reset after reading: a statement left on its row keeps its read transaction open, which holds a shared
+        // lock on a rollback journal (other connections cannot commit) and keeps a write-ahead log from being
+        // checkpointed past it.
+        defer { reset() }
         guard try step() else { return nil }
         if sqlite3_column_type(handle, 0) == SQLITE_NULL { return nil }
         return sqlite3_column_int64(handle, 0)
