@@ -17,30 +17,41 @@ extension NSSQLiteStore: PersistentStoreConcurrentFetching {
         _readerLock.lock()
         defer { _readerLock.unlock() }
         guard let mapping = _readerMapping, let url = _url else { return nil }
-        guard let requested = request.entity, let entity = mapping.entity(requested) else { return .rows([]) }
         do {
-            let connection = try _readerConnection(url)
-            let generator = SQLiteQueryGenerator(mapping: mapping, store: self)
-            if request.resultType == .countResultType {
-                let plan = generator.plan(request, entity: entity, selection: .count)
-                if plan.isComplete {
-                    let statement = try connection.statement(plan.sql)
-                    return .count(Int(try statement.scalarInteger(plan.arguments) ?? 0))
-                }
-                return .candidates(
-                    try _rows(
-                        plan, of: entity.table, connection: connection, mapping: mapping, values: true,
-                        storeReference: reference))
-            }
-            let plan = generator.plan(request, entity: entity, selection: wantsValues ? .rows : .keys)
-            let rows = try _rows(
-                plan, of: entity.table, connection: connection, mapping: mapping,
-                values: wantsValues || !plan.isComplete,
-                storeReference: reference)
-            return plan.isComplete ? .rows(rows) : .candidates(rows)
+            return try _fetchRowsLeavingNoState(
+                request, connection: try _readerConnection(url), mapping: mapping, storeReference: reference)
         } catch let error as SQLiteError {
             throw error.coreDataError(url: url, action: "fetching from")
         }
+    }
+
+    /// The answer to `request` read through `connection` alone, leaving nothing in the store (no row cache entries,
+    /// no batches, no prefetched destinations): for fetches beside other calls and at a query generation. Every row
+    /// comes with its values (a fetch in batches loads them all at once); IDs hold `storeReference`.
+    func _fetchRowsLeavingNoState(
+        _ request: NSFetchRequest<NSFetchRequestResult>, connection: SQLiteConnection, mapping: SQLiteModelMapping,
+        storeReference reference: ObjectIDStoreReference
+    ) throws -> StoreFetchResult {
+        guard let requested = request.entity, let entity = mapping.entity(requested) else { return .rows([]) }
+        let wantsValues = request.includesPropertyValues && request.resultType != .managedObjectIDResultType
+        let generator = SQLiteQueryGenerator(mapping: mapping, store: self)
+        if request.resultType == .countResultType {
+            let plan = generator.plan(request, entity: entity, selection: .count)
+            if plan.isComplete {
+                let statement = try connection.statement(plan.sql)
+                return .count(Int(try statement.scalarInteger(plan.arguments) ?? 0))
+            }
+            return .candidates(
+                try _rows(
+                    plan, of: entity.table, connection: connection, mapping: mapping, values: true,
+                    storeReference: reference))
+        }
+        let plan = generator.plan(request, entity: entity, selection: wantsValues ? .rows : .keys)
+        let rows = try _rows(
+            plan, of: entity.table, connection: connection, mapping: mapping,
+            values: wantsValues || !plan.isComplete,
+            storeReference: reference)
+        return plan.isComplete ? .rows(rows) : .candidates(rows)
     }
 
     /// The reading connection, opened when first needed. Called under `_readerLock`.

@@ -6,6 +6,13 @@ import Foundation
 extension NSSQLiteStore: PersistentStoreDictionaryFetching {
     package func fetchDictionaries(_ fetch: StoreDictionaryFetch) throws -> [NSDictionary] {
         let (connection, mapping) = try _openStore()
+        return try _fetchDictionaries(fetch, connection: connection, mapping: mapping)
+    }
+
+    /// The dictionaries of `fetch`, read through `connection`.
+    func _fetchDictionaries(_ fetch: StoreDictionaryFetch, connection: SQLiteConnection, mapping: SQLiteModelMapping)
+        throws -> [NSDictionary]
+    {
         guard let entity = mapping.entity(fetch.entity) else { return [] }
         do {
             let plan = try SQLiteQueryGenerator(mapping: mapping, store: self).dictionaryPlan(fetch, entity: entity)

@@ -372,6 +372,15 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             return cached.map { _snapshots[$0]?.row($0) ?? StoreRow(objectID: $0, values: [], version: 0) }
         }
         let (connection, mapping) = try _openStore()
+        return try _destinationRows(of: relationship, from: objectID, connection: connection, mapping: mapping)
+    }
+
+    /// The destinations of `relationship` from `objectID` read through `connection`, their rows kept in the row cache
+    /// if `remembering`.
+    func _destinationRows(
+        of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID, connection: SQLiteConnection,
+        mapping: SQLiteModelMapping, remembering: Bool = true
+    ) throws -> [StoreRow] {
         guard let key = objectID._primaryKey, let source = mapping.entity(objectID._entity),
             let slot = source.entity._caches.slotByName[relationship._name], slot < source.slots.count,
             case .toMany(let storage, _) = source.slots[slot]
@@ -402,7 +411,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                             statement, of: table, mapping: mapping, values: true, destinations: &destinations))
                 }
                 statement.reset()
-                return _remember(rows)
+                return remembering ? _remember(rows) : rows
             }
             let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: false))
             statement.bind(key, at: 1)
