@@ -16,8 +16,10 @@ extension NSManagedObjectContext {
         }
         var rows: [NSDictionary] = []
         for store in stores {
+            // (Before the store is held: a context pinned to its next read takes its generation of every store.)
+            let backend = try coordinator._readBackend(of: store, for: self)
             try store._serialized {
-                if let fetching = try coordinator._backend(of: store, for: self) as? PersistentStoreDictionaryFetching {
+                if let fetching = backend as? PersistentStoreDictionaryFetching {
                     rows += try fetching.fetchDictionaries(fetch)
                 } else {
                     rows += try NSManagedObjectContext._emulate(fetch, in: store)

@@ -83,6 +83,8 @@ extension NSManagedObjectContext {
     /// registered (as faults), deleted ones removed; the objects-did-change notification lists them, so that
     /// fetched results controllers see what was merged.
     func _mergeSaved(inserted: [NSManagedObjectID], updated: [NSManagedObjectID], deleted: [NSManagedObjectID]) {
+        // A pinned context reads what it merges at the generation of its next read.
+        _queryGenerationMovesOn()
         var faultedIn: [NSManagedObject] = []
         for id in inserted where !id.isTemporaryID && _registry[id] == nil {
             faultedIn.append(_materialize(id, row: nil))

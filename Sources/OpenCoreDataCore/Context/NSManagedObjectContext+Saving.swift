@@ -156,6 +156,7 @@ extension NSManagedObjectContext {
             if parent == nil, let coordinator = _coordinator, coordinator._hasUnsavedMetadata {
                 _ = try coordinator._commit(StoreSaveChanges(), from: self)
             }
+            _queryGenerationMovesOn()
             return
         }
         guard let parent = _parentStore else {
@@ -227,6 +228,7 @@ extension NSManagedObjectContext {
             do {
                 let result = try parent._commit(changes, from: self)
                 _didCommit(inserted: inserted, updated: updated, deleted: deleted, result: result)
+                _queryGenerationMovesOn()
                 return
             } catch let conflicts as StoreConflicts {
                 guard attempt < 4 else { throw _mergeError(conflicts) }
@@ -509,6 +511,7 @@ extension NSManagedObjectContext {
     /// are lost, the undo stack is cleared.
     public func reset() {
         _assertOnQueue()
+        _queryGenerationMovesOn()
         _undoManager?.removeAllActions()
         let objects = _registry.values.map { $0.takeUnretainedValue() }
         _registry = [:]

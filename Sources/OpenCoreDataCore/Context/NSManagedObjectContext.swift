@@ -80,6 +80,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `NSManagedObjectContext+BatchEmulation.swift`): its objects are plain `NSManagedObject`s, it posts no
     /// notifications, its saves check deny rules only and are merged nowhere.
     @exclusivity(unchecked) var _isBatchExecutor = false
+    /// The generation the context reads (NSManagedObjectContext+QueryGenerations.swift); looked at by every read.
+    @exclusivity(unchecked) var _queryGeneration = ContextQueryGeneration.unpinned
 
     @exclusivity(unchecked) var _undoManager: UndoManager?
     var _name: String?

@@ -12,7 +12,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         }
         if stores.isEmpty { return .rows([]) }
         if stores.count == 1 {
-            return try _fetchRows(request, from: stores[0], backend: try _backend(of: stores[0], for: context))
+            return try _fetchRows(request, from: stores[0], backend: try _readBackend(of: stores[0], for: context))
         }
         return try _fetchRows(request, fromEach: stores, for: context)
     }
@@ -43,7 +43,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         // Each store answers under its own serialization: a fetch across stores reads each as it is when asked.
         var answers: [(store: NSPersistentStore, backend: PersistentStoreBackend, result: StoreFetchResult)] = []
         for store in stores {
-            let backend = try _backend(of: store, for: context)
+            let backend = try _readBackend(of: store, for: context)
             answers.append((store, backend, try _fetchRows(perStore, from: store, backend: backend)))
         }
         let counts = answers.compactMap { answer -> Int? in
@@ -78,7 +78,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     func _row(for objectID: NSManagedObjectID, for context: NSManagedObjectContext) throws -> StoreRow? {
         guard !objectID.isTemporaryID else { return nil }
         let store = objectID._store
-        let backend = try _backend(of: store, for: context)
+        let backend = try _readBackend(of: store, for: context)
         return try store!._serialized {
             if let caching = backend as? PersistentStoreRowCaching {
                 return try caching.row(for: objectID, stalenessInterval: context.stalenessInterval)
@@ -93,7 +93,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     ) throws -> [NSManagedObjectID] {
         guard !objectID.isTemporaryID else { return [] }
         let store = objectID._store
-        let backend = try _backend(of: store, for: context)
+        let backend = try _readBackend(of: store, for: context)
         return try store!._serialized { try backend.destinations(of: relationship, from: objectID) }
     }
 
@@ -103,7 +103,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     ) throws -> [StoreRow] {
         guard !objectID.isTemporaryID else { return [] }
         let store = objectID._store
-        let backend = try _backend(of: store, for: context)
+        let backend = try _readBackend(of: store, for: context)
         return try store!._serialized {
             if let rows = backend as? PersistentStoreToManyRows {
                 return try rows.destinationRows(of: relationship, from: objectID)
@@ -124,7 +124,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
             byStore[ObjectIdentifier(store), default: (store, [])].ids.append(objectID)
         }
         for (_, group) in byStore {
-            let backend = try? _backend(of: group.store, for: context)
+            let backend = try? _readBackend(of: group.store, for: context)
             guard let prefetching = backend as? PersistentStoreToManyPrefetching else { continue }
             try group.store._serialized { try prefetching.prefetchDestinations(of: relationship, from: group.ids) }
         }

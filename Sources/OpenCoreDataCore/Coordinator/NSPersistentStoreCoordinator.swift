@@ -24,6 +24,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     var _name: String?
     /// Contexts directly on this coordinator, for merging saves into those that ask for it.
     var _rootContexts: [WeakContextReference] = []
+    /// The query generation last made, which contexts pinned before the next commit share (under `_lock`).
+    weak var _latestQueryGeneration: QueryGeneration?
 
     /// A coordinator for `model`, which becomes immutable.
     ///

@@ -173,6 +173,30 @@ enum RawSQLite {
         return rows
     }
 
+    /// Checkpoints the write-ahead log of the database at `url` with `PRAGMA wal_checkpoint(<mode>)` through a
+    /// connection of its own, which waits for no one, and returns SQLite's three numbers: `busy` is 1 when a reader
+    /// kept the checkpoint from completing, then the frames in the log and the frames checkpointed.
+    static func checkpoint(_ url: URL, mode: String = "TRUNCATE") throws -> (busy: Int64, log: Int64, done: Int64) {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else {
+            throw Failure(description: "cannot open \(url.path)")
+        }
+        defer { sqlite3_close_v2(handle) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "PRAGMA wal_checkpoint(\(mode))", -1, &statement, nil) == SQLITE_OK,
+            let statement
+        else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+        return (
+            sqlite3_column_int64(statement, 0), sqlite3_column_int64(statement, 1), sqlite3_column_int64(statement, 2)
+        )
+    }
+
     /// Runs SQL that changes the database (to simulate another program, or damage).
     static func execute(_ url: URL, _ sql: String) throws {
         var handle: OpaquePointer?

@@ -54,6 +54,8 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Whether the store's journal is a write-ahead log, with which a reader sees the last commit while a writer
     /// writes. Set while the store is opened, before other threads can reach it.
     var _isWriteAheadLogged = false
+    /// The query generations handed out (NSSQLiteStore+QueryGenerations.swift), used inside the serialization.
+    var _generations = SQLiteQueryGenerations()
 
     override var type: String { NSSQLiteStoreType }
 
@@ -291,6 +293,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     func _close() {
         _stopWatching()
         _stopReading()
+        _closeGenerations()
         _connection?.close()
         _connection = nil
         _discardCaches()
