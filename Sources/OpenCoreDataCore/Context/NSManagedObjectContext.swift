@@ -129,8 +129,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Objects that outlive the context must not reach back into it, and relationship cycles among its
         // objects are broken so that they can go away. An object may be going away on another thread right now:
         // the lock makes it wait, and then find that it has no context.
-        let taken = NSManagedObjectContext._lifetimeLock.withLock { _disconnectRegisteredObjects() }
-        withExtendedLifetime(taken) {}
+        // The values taken from the objects are released when this statement ends, after the lock.
+        _ = NSManagedObjectContext._lifetimeLock.withLock { _disconnectRegisteredObjects() }
     }
 
     // MARK: Stack
