@@ -72,6 +72,31 @@ import Testing
         try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Owner"))
     }
 
+    /// A context on `coordinator` pinned with `setQueryGenerationFrom(.current)` that has read since (so that its
+    /// generation is taken), with the number of owners it read.
+    func pinnedContext(_ coordinator: NSPersistentStoreCoordinator) throws -> (NSManagedObjectContext, Int) {
+        let context = SQLiteStack.context(coordinator)
+        let count = try on(context) {
+            try context.setQueryGenerationFrom(.current)
+            return try ownerCount(context)
+        }
+        return (context, count)
+    }
+
+    /// A context pinned on its coordinator after reading Ada, then Grace saved (with `items` items) through another
+    /// coordinator: the pinned context, its coordinator and the other.
+    func pinnedContextBehindACommit(items: Int = 0) throws -> (
+        NSManagedObjectContext, NSPersistentStoreCoordinator, NSPersistentStoreCoordinator
+    ) {
+        let here = try coordinator()
+        let elsewhere = try coordinator()
+        try insertOwner("Ada", into: elsewhere)
+        let (pinned, count) = try pinnedContext(here)
+        #expect(count == 1)
+        try insertOwner("Grace", items: items, into: elsewhere)
+        return (pinned, here, elsewhere)
+    }
+
     @Test func aPinnedContextKeepsReadingItsGenerationWhileAnotherCoordinatorCommits() throws {
         let here = try coordinator()
         let elsewhere = try coordinator()
@@ -181,16 +206,20 @@ import Testing
         }
     }
 
-    @Test func savingMovesThePinnedContextToTheGenerationOfItsNextRead() throws {
-        let here = try coordinator()
-        let elsewhere = try coordinator()
-        try insertOwner("Ada", into: elsewhere)
-        let pinned = SQLiteStack.context(here)
-        try on(pinned) {
-            try pinned.setQueryGenerationFrom(.current)
-            #expect(try storedNames(pinned) == ["Ada"])
+    @Test func pinningAChildContextStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            let model = SQLiteSampleModel.make()
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+            let parent = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            parent.persistentStoreCoordinator = coordinator
+            let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            child.parent = parent
+            child.performAndWait { try? child.setQueryGenerationFrom(.current) }
         }
-        try insertOwner("Grace", into: elsewhere)
+    }
+
+    @Test func savingMovesThePinnedContextToTheGenerationOfItsNextRead() throws {
+        let (pinned, _, elsewhere) = try pinnedContextBehindACommit()
         try on(pinned) {
             #expect(try storedNames(pinned) == ["Ada"])
             let linus = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: pinned)
@@ -206,15 +235,7 @@ import Testing
     }
 
     @Test func savingWithoutChangesMovesThePinnedContextOnToo() throws {
-        let here = try coordinator()
-        let elsewhere = try coordinator()
-        try insertOwner("Ada", into: elsewhere)
-        let pinned = SQLiteStack.context(here)
-        try on(pinned) {
-            try pinned.setQueryGenerationFrom(.current)
-            #expect(try storedNames(pinned) == ["Ada"])
-        }
-        try insertOwner("Grace", into: elsewhere)
+        let (pinned, _, elsewhere) = try pinnedContextBehindACommit()
         try on(pinned) {
             try pinned.save()
             #expect(try storedNames(pinned) == ["Ada", "Grace"])
@@ -222,15 +243,7 @@ import Testing
     }
 
     @Test func pinningAgainToCurrentMovesOn() throws {
-        let here = try coordinator()
-        let elsewhere = try coordinator()
-        try insertOwner("Ada", into: elsewhere)
-        let pinned = SQLiteStack.context(here)
-        try on(pinned) {
-            try pinned.setQueryGenerationFrom(.current)
-            #expect(try ownerCount(pinned) == 1)
-        }
-        try insertOwner("Grace", into: elsewhere)
+        let (pinned, _, elsewhere) = try pinnedContextBehindACommit()
         try on(pinned) {
             #expect(try ownerCount(pinned) == 1)
             try pinned.setQueryGenerationFrom(.current)
@@ -249,11 +262,8 @@ import Testing
         let here = try coordinator()
         let elsewhere = try coordinator()
         let adaID = try insertOwner("Ada", into: elsewhere)
-        let pinned = SQLiteStack.context(here)
-        try on(pinned) {
-            try pinned.setQueryGenerationFrom(.current)
-            #expect(try ownerCount(pinned) == 1)
-        }
+        let (pinned, count) = try pinnedContext(here)
+        #expect(count == 1)
         try insertOwner("Grace", into: elsewhere)
         try on(pinned) { () throws in
             pinned.reset()
@@ -341,11 +351,8 @@ import Testing
         let here = try coordinator(options)
         let elsewhere = try coordinator(options)
         try insertOwner("Ada", into: elsewhere)
-        let pinned = SQLiteStack.context(here)
-        try on(pinned) {
-            try pinned.setQueryGenerationFrom(.current)
-            #expect(try ownerCount(pinned) == 1)
-        }
+        let (pinned, count) = try pinnedContext(here)
+        #expect(count == 1)
         try insertOwner("Grace", into: elsewhere)
         try on(pinned) { () throws in #expect(try ownerCount(pinned) == 2) }
     }
@@ -354,11 +361,8 @@ import Testing
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
         try insertOwner("Ada", into: coordinator)
-        let pinned = SQLiteStack.context(coordinator)
-        try on(pinned) {
-            try pinned.setQueryGenerationFrom(.current)
-            #expect(try ownerCount(pinned) == 1)
-        }
+        let (pinned, count) = try pinnedContext(coordinator)
+        #expect(count == 1)
         try insertOwner("Grace", into: coordinator)
         try on(pinned) { () throws in #expect(try ownerCount(pinned) == 2) }
     }
@@ -377,22 +381,8 @@ import Testing
         return result.busy == 0 && (size as? NSNumber)?.intValue ?? 0 == 0
     }
 
-    /// A pinned context on its own coordinator that has read, with a commit through another coordinator after.
-    func pinnedContextBehindACommit() throws -> (NSManagedObjectContext, NSPersistentStoreCoordinator) {
-        let here = try coordinator()
-        let elsewhere = try coordinator()
-        try insertOwner("Ada", into: elsewhere)
-        let pinned = SQLiteStack.context(here)
-        try on(pinned) {
-            try pinned.setQueryGenerationFrom(.current)
-            _ = try ownerCount(pinned)
-        }
-        try insertOwner("Grace", items: 20, into: elsewhere)
-        return (pinned, elsewhere)
-    }
-
     @Test func unpinningLetsTheLogBeCheckpointed() throws {
-        let (pinned, elsewhere) = try pinnedContextBehindACommit()
+        let (pinned, _, elsewhere) = try pinnedContextBehindACommit(items: 20)
         #expect(try !logCanBeCheckpointed())
         pinned.performAndWait { try? pinned.setQueryGenerationFrom(nil) }
         #expect(try logCanBeEmptied())
@@ -401,7 +391,7 @@ import Testing
 
     @Test func aPinnedContextGoingAwayLetsTheLogBeCheckpointed() throws {
         let elsewhere = try SQLiteStack.releasingObjects {
-            let (pinned, elsewhere) = try pinnedContextBehindACommit()
+            let (pinned, _, elsewhere) = try pinnedContextBehindACommit(items: 20)
             #expect(try !logCanBeCheckpointed())
             withExtendedLifetime(pinned) {}
             return elsewhere
@@ -411,7 +401,7 @@ import Testing
     }
 
     @Test func movingOnLetsGoOfTheOldGeneration() throws {
-        let (pinned, elsewhere) = try pinnedContextBehindACommit()
+        let (pinned, _, elsewhere) = try pinnedContextBehindACommit(items: 20)
         #expect(try !logCanBeCheckpointed())
         try on(pinned) {
             pinned.reset()
@@ -427,11 +417,7 @@ import Testing
         let here = try coordinator()
         let elsewhere = try coordinator()
         try insertOwner("Ada", into: elsewhere)
-        let pinned = SQLiteStack.context(here)
-        try on(pinned) {
-            try pinned.setQueryGenerationFrom(.current)
-            _ = try ownerCount(pinned)
-        }
+        let (pinned, _) = try pinnedContext(here)
         try insertOwner("Grace", into: elsewhere)
         #expect(try !logCanBeCheckpointed())
         try SQLiteStack.close(here)

@@ -89,9 +89,7 @@ struct SQLiteQueryGenerations {
 
 /// One generation of one SQLite store: a read-only connection in an open read transaction, and the reads of a
 /// pinned context through it. Saves and permanent IDs are the store's own: generations are for reading.
-final class SQLiteQueryGeneration: PersistentStoreGeneration, PersistentStoreConcurrentFetching,
-    PersistentStoreToManyRows, PersistentStoreDictionaryFetching, @unchecked Sendable
-{
+final class SQLiteQueryGeneration: @unchecked Sendable {
     // @unchecked: the connection is used under `lock` only (pinned contexts on several threads share a generation,
     // and fetches read it beside the store's other calls); `mark` is set and read inside the store's serialization.
     let sqliteStore: NSSQLiteStore
@@ -208,3 +206,7 @@ final class SQLiteQueryGeneration: PersistentStoreGeneration, PersistentStoreCon
         try sqliteStore.save(changes)
     }
 }
+
+extension SQLiteQueryGeneration: PersistentStoreGeneration, PersistentStoreConcurrentFetching,
+    PersistentStoreToManyRows, PersistentStoreDictionaryFetching
+{}
