@@ -26,16 +26,7 @@ extension PostgreSQLStore {
         var keys = [Int64](repeating: 0, count: objects.count)
         do {
             for (root, indices) in byTable.sorted(by: { $0.key < $1.key }) {
-                let result = try connection.query(
-                    """
-                    UPDATE \(schema.qualified("Z_PRIMARYKEY")) SET "Z_MAX" = "Z_MAX" + $1::bigint \
-                    WHERE "Z_ENT" = $2::integer RETURNING "Z_MAX"
-                    """, [String(indices.count), String(root)])
-                guard let last = result.int64(0, 0) else {
-                    throw Self.error(
-                        CocoaError.Code.fileReadCorruptFile.rawValue,
-                        "The store at \(redactedURL) is damaged: Z_PRIMARYKEY has no row for entity \(root)")
-                }
+                let last = try reserveKeys(indices.count, root: root, connection, schema)
                 for (offset, index) in indices.enumerated() {
                     keys[index] = last - Int64(indices.count) + 1 + Int64(offset)
                 }
@@ -52,10 +43,7 @@ extension PostgreSQLStore {
     }
 
     package func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
-        let (connection, schema) = try open()
-        guard !isReadOnly else {
-            throw Self.error(NSPersistentStoreSaveError, "The PostgreSQL store at \(redactedURL) was added read-only")
-        }
+        let (connection, schema) = try openForWriting()
         let metadataChanged = metadata.map { storedMetadata?.isEqual(to: $0) != true } ?? false
         do {
             return try connection.transaction {
@@ -64,10 +52,7 @@ extension PostgreSQLStore {
                     try writeMetadata(metadata, connection: connection, schema: schema)
                 }
                 // Delivered when the transaction commits, to every process that listens for this store's commits.
-                if let identifier = metadata?[NSStoreUUIDKey] as? String {
-                    try connection.query(
-                        "SELECT pg_notify($1, '')", [PostgreSQLChangeListener.channel(forStore: identifier)])
-                }
+                try notifyCommit(connection)
                 return result
             }
         } catch let mismatch as VersionMismatch {
@@ -152,19 +137,16 @@ extension PostgreSQLStore {
             }
         }
 
+        // Insertions: a statement per table and few thousand rows (`insertRows`), not a round trip per object.
+        var insertions: [ObjectIdentifier: [PostgreSQLNewRow]] = [:]
         for change in changes.inserted {
             let (entity, key) = try mapped(change)
-            var columns = ["\"Z_PK\"", "\"Z_ENT\"", "\"Z_OPT\""]
-            var arguments: [String?] = [String(key), String(entity.number), "1"]
-            for slot in entity.slotColumns.indices {
-                try appendValue(
-                    change.values[slot], slot: slot, entity: entity, columns: &columns, arguments: &arguments)
-            }
-            let placeholders = (1...arguments.count).map { "$\($0)" }.joined(separator: ", ")
-            try connection.query(
-                "INSERT INTO \(schema.qualified(entity.table.name)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
-                arguments)
+            insertions[ObjectIdentifier(entity.table), default: []].append(
+                PostgreSQLNewRow(key: key, entity: entity, values: change.values))
             result.versions[change.objectID] = 1
+        }
+        for rows in insertions.values.sorted(by: { $0[0].entity.table.name < $1[0].entity.table.name }) {
+            try insertRows(rows, table: rows[0].entity.table, connection: connection, schema: schema)
         }
 
         // Rows in one order (table, key) in every process, so that two saves locking the same rows cannot deadlock.
@@ -204,21 +186,31 @@ extension PostgreSQLStore {
             for (slot, destinations) in change.toMany {
                 guard isNew || change.changedSlots.contains(slot), let toMany = entity.toMany[slot] else { continue }
                 let keys = destinations.compactMap { self.key(of: $0) }
+                // A new object has no join rows yet: nothing to remove, nothing to add.
+                if isNew, keys.isEmpty { continue }
                 try writeToMany(toMany, key: key, destinations: keys, connection: connection, schema: schema)
             }
         }
         return result
     }
 
-    /// Adds the column(s) and text of one slot's value to an INSERT or UPDATE.
+    /// Adds the column(s) and text of one slot's value to an UPDATE.
     private func appendValue(
         _ value: StoredValue, slot: Int, entity: PostgreSQLEntity, columns: inout [String], arguments: inout [String?]
     ) throws {
+        for (column, text) in try columnTexts(value, slot: slot, entity: entity) {
+            columns.append(quoted(column))
+            arguments.append(text)
+        }
+    }
+
+    /// The column(s) of one slot's value, and their text: an attribute's value, a to-one's destination key (and its
+    /// entity number where the destination has subentities).
+    func columnTexts(_ value: StoredValue, slot: Int, entity: PostgreSQLEntity) throws -> [(String, String?)] {
         switch entity.slotColumns[slot] {
         case .attribute(let column, let type, let attribute)?:
-            columns.append(quoted(column))
             do {
-                arguments.append(try PostgreSQLValueCoding.text(value, type: type, attribute: attribute))
+                return [(column, try PostgreSQLValueCoding.text(value, type: type, attribute: attribute))]
             } catch let error as PostgreSQLValueCoding.UnstorableValue {
                 throw Self.error(
                     NSManagedObjectValidationError,
@@ -234,14 +226,14 @@ extension PostgreSQLStore {
             case .object(let object): destination = object.objectID
             default: destination = nil
             }
-            columns.append(quoted(column))
-            arguments.append(destination.flatMap { key(of: $0) }.map { String($0) })
+            var texts = [(column, destination.flatMap { key(of: $0) }.map { String($0) })]
             if let entityColumn {
-                columns.append(quoted(entityColumn))
-                arguments.append(destination.flatMap { schema?.entity($0.entity) }.map { String($0.number) })
+                texts.append(
+                    (entityColumn, destination.flatMap { schema?.entity($0.entity) }.map { String($0.number) }))
             }
+            return texts
         case nil:
-            break
+            return []
         }
     }
 

@@ -228,7 +228,7 @@ extension StoreDictionaryFetch {
     /// A computed value as its column returns it: converted to the column's type, or as it is.
     /// Numbers that are not finite (a division by zero) are `nil`, as SQL computes them; a number for a date is
     /// seconds since 2001, as the SQLite store keeps dates.
-    static func typed(_ value: Any?, _ type: NSAttributeType) -> Any? {
+    package static func typed(_ value: Any?, _ type: NSAttributeType) -> Any? {
         guard let value = PredicateValueComparison.unwrap(value) else { return nil }
         let number = value is Date ? nil : PredicateNumber(value)
         if case .double(let double)? = number, !double.isFinite { return nil }

@@ -113,6 +113,14 @@ extension DictionaryStore {
                 order = [[]]
                 groups[[]] = []
             }
+            // Groups in the order of their values, no value first, as SQL's ORDER BY of the grouped columns gives.
+            order.sort { a, b in
+                for (x, y) in zip(a, b) {
+                    let order = Self.compare(x, y)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+                return false
+            }
             for key in order {
                 let members = groups[key] ?? []
                 let dictionary = NSMutableDictionary()
@@ -126,11 +134,28 @@ extension DictionaryStore {
                     }
                     if let value { dictionary[column.key] = value }
                 }
-                if let having = request.havingPredicate, !having.evaluate(with: dictionary) { continue }
+                // A having predicate names the columns by key or as variables (`$count`).
+                if let having = request.havingPredicate,
+                    !having.evaluate(with: dictionary, substitutionVariables: dictionary as? [String: Any] ?? [:])
+                {
+                    continue
+                }
                 results.append(dictionary)
             }
             if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-                results = (results as NSArray).sortedArray(using: descriptors).compactMap { $0 as? NSDictionary }
+                // The keys name result columns ("department.name" is a key of the dictionaries, not a path in them).
+                results = results.enumerated().sorted { a, b in
+                    for descriptor in descriptors {
+                        let key = descriptor.key ?? ""
+                        let order = Self.compare(
+                            a.element[key] as? AnyHashable ?? AnyHashable(NSNull()),
+                            b.element[key] as? AnyHashable ?? AnyHashable(NSNull()))
+                        if order != .orderedSame {
+                            return (order == .orderedAscending) == descriptor.ascending
+                        }
+                    }
+                    return a.offset < b.offset
+                }.map(\.element)
             }
         }
         if request.returnsDistinctResults {
@@ -153,12 +178,35 @@ extension DictionaryStore {
         }
     }
 
+    /// Grouped values in SQL's order: no value first, IDs by their URIs, others by `compare:`.
+    private static func compare(_ a: AnyHashable, _ b: AnyHashable) -> ComparisonResult {
+        switch (a.base, b.base) {
+        case (is NSNull, is NSNull): return .orderedSame
+        case (is NSNull, _): return .orderedAscending
+        case (_, is NSNull): return .orderedDescending
+        case (let x as NSManagedObjectID, let y as NSManagedObjectID):
+            let left = x.uriRepresentation().absoluteString
+            let right = y.uriRepresentation().absoluteString
+            return left == right ? .orderedSame : (left < right ? .orderedAscending : .orderedDescending)
+        case (let x as String, let y as String):
+            return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
+        case (let x as Date, let y as Date):
+            return x.compare(y)
+        case (let x as NSNumber, let y as NSNumber):
+            return x.compare(y)
+        default:
+            return .orderedSame
+        }
+    }
+
     private func aggregate(_ function: String, of values: [Any?]) -> Any? {
         let present = values.compactMap { $0 }
         if function == "count:" { return NSNumber(value: present.count) }
         let numbers = present.compactMap { $0 as? NSNumber }
         switch function {
         case "sum:":
+            // SQL's sum of no values is NULL.
+            guard !numbers.isEmpty else { return nil }
             if numbers.allSatisfy({ Double($0.int64Value) == $0.doubleValue }) {
                 return NSNumber(value: numbers.reduce(Int64(0)) { $0 + $1.int64Value })
             }
