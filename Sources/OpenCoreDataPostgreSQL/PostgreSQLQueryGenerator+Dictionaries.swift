@@ -196,8 +196,10 @@ extension PostgreSQLQueryGenerator {
                 let sql = alias + "." + quoted(name)
                 switch type {
                 case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .doubleAttributeType,
-                    .floatAttributeType, .decimalAttributeType:
+                    .decimalAttributeType:
                     return (sql, .number)
+                // As a double, as SQLite keeps it: PostgreSQL's `real` would sum and compute in single precision.
+                case .floatAttributeType: return ("(\(sql))::double precision", .number)
                 case .booleanAttributeType: return ("(\(sql))::integer", .number)
                 case .dateAttributeType: return (sql, .date)
                 case .stringAttributeType: return (sql, .string)
