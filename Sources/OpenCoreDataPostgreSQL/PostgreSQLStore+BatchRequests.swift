@@ -148,7 +148,7 @@ extension PostgreSQLStore: PersistentStoreBatchExecuting {
                 }
                 while let values = try insert.next() {
                     chunk.append(values)
-                    if chunk.count == Self.insertChunk { try flush() }
+                    if chunk.count == Self.chunkSize { try flush() }
                 }
                 try flush()
                 if outcome.count > 0 { try notifyCommit(connection) }

@@ -121,20 +121,29 @@ extension PostgreSQLStore {
             return (entity, key)
         }
 
+        // Deletions: a statement per table and chunk (`deleteRows`), then the join rows of the deleted objects.
+        var deletions: [String: (PostgreSQLTable, [PostgreSQLChangedRow])] = [:]
+        var joinRows: [String: [Int64]] = [:]
         for change in changes.deleted {
             let (entity, key) = try mapped(change)
-            var sql = "DELETE FROM \(schema.qualified(entity.table.name)) WHERE \"Z_PK\" = $1::bigint"
-            var arguments: [String?] = [String(key)]
-            if !change.forced {
-                sql += " AND \"Z_OPT\" = $2::bigint"
-                arguments.append(String(change.expectedVersion))
-            }
-            // A row changed or deleted underneath the saving context is a conflict, as in the SQLite store.
-            if try connection.query(sql, arguments).affectedRows != 1 { mismatched.append(change.objectID) }
+            let row = PostgreSQLChangedRow(
+                objectID: change.objectID, key: key, expectedVersion: change.forced ? nil : change.expectedVersion)
+            deletions[entity.table.name, default: (entity.table, [])].1.append(row)
             for case .join(let table, let source, _, _, _) in entity.toMany.values {
-                try connection.query(
-                    "DELETE FROM \(schema.qualified(table)) WHERE \(quoted(source)) = $1::bigint", [String(key)])
+                joinRows[
+                    "DELETE FROM \(schema.qualified(table)) WHERE \(quoted(source)) = ANY($1::bigint[])", default: []
+                ]
+                .append(key)
             }
+        }
+        for (_, (table, rows)) in deletions.sorted(by: { $0.key < $1.key }) {
+            let deleted = try deleteRows(
+                rows.sorted { $0.key < $1.key }, table: table, connection: connection, schema: schema)
+            // A row changed or deleted underneath the saving context is a conflict, as in the SQLite store.
+            mismatched += rows.filter { !deleted.contains($0.key) }.map(\.objectID)
+        }
+        for (sql, keys) in joinRows.sorted(by: { $0.key < $1.key }) {
+            try connection.query(sql, [Self.keyList(keys)])
         }
 
         // Insertions: a statement per table and few thousand rows (`insertRows`), not a round trip per object.
@@ -149,33 +158,46 @@ extension PostgreSQLStore {
             try insertRows(rows, table: rows[0].entity.table, connection: connection, schema: schema)
         }
 
-        // Rows in one order (table, key) in every process, so that two saves locking the same rows cannot deadlock.
-        let updates = try changes.updated.map { change in (change, try mapped(change)) }.sorted {
-            ($0.1.0.table.name, $0.1.1) < ($1.1.0.table.name, $1.1.1)
-        }
-        for (change, (entity, key)) in updates {
-            var columns: [String] = []
-            var arguments: [String?] = []
+        // Updates: a statement per table, set of changed columns and chunk (`updateRows`). Rows in one order (table,
+        // key) in every process, so that two saves locking the same rows cannot deadlock.
+        var shapes: [[String]: (PostgreSQLTable, [(name: String, type: String)], [PostgreSQLChangedRow])] = [:]
+        for change in changes.updated {
+            let (entity, key) = try mapped(change)
+            var names: [String] = []
+            var row = PostgreSQLChangedRow(
+                objectID: change.objectID, key: key, expectedVersion: change.forced ? nil : change.expectedVersion)
             for slot in entity.slotColumns.indices where change.changedSlots.contains(slot) {
-                try appendValue(
-                    change.values[slot], slot: slot, entity: entity, columns: &columns, arguments: &arguments)
+                for (column, text) in try columnTexts(change.values[slot], slot: slot, entity: entity) {
+                    names.append(column)
+                    row.texts.append(text)
+                }
             }
-            var assignments = columns.enumerated().map { "\($0.element) = $\($0.offset + 1)" }
-            assignments.append("\"Z_OPT\" = \"Z_OPT\" + 1")
-            arguments.append(String(key))
-            var sql = """
-                UPDATE \(schema.qualified(entity.table.name)) SET \(assignments.joined(separator: ", ")) \
-                WHERE "Z_PK" = $\(arguments.count)::bigint
-                """
-            if !change.forced {
-                arguments.append(String(change.expectedVersion))
-                sql += " AND \"Z_OPT\" = $\(arguments.count)::bigint"
+            let shape = [entity.table.name] + names
+            if shapes[shape] == nil {
+                let table = entity.table
+                let columns = names.map { name in
+                    (name: name, type: table.position[name].map { table.columns[$0].type } ?? "text")
+                }
+                shapes[shape] = (table, columns, [])
             }
-            let updated = try connection.query(sql + " RETURNING \"Z_OPT\"", arguments)
-            if let version = updated.int64(0, 0) {
-                result.versions[change.objectID] = version
-            } else {
-                mismatched.append(change.objectID)
+            shapes[shape]!.2.append(row)
+        }
+        var updatedKeys: [String: (PostgreSQLTable, [Int64])] = [:]
+        for (table, _, rows) in shapes.values {
+            updatedKeys[table.name, default: (table, [])].1 += rows.map(\.key)
+        }
+        for (_, (table, keys)) in updatedKeys.sorted(by: { $0.key < $1.key }) {
+            try lockRows(keys.sorted(), table: table, connection: connection, schema: schema)
+        }
+        for (_, (table, columns, rows)) in shapes.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let versions = try updateRows(
+                rows.sorted { $0.key < $1.key }, columns: columns, table: table, connection: connection, schema: schema)
+            for row in rows {
+                if let version = versions[row.key] {
+                    result.versions[row.objectID] = version
+                } else {
+                    mismatched.append(row.objectID)
+                }
             }
         }
         if !mismatched.isEmpty { throw VersionMismatch(objectIDs: mismatched) }
@@ -192,16 +214,6 @@ extension PostgreSQLStore {
             }
         }
         return result
-    }
-
-    /// Adds the column(s) and text of one slot's value to an UPDATE.
-    private func appendValue(
-        _ value: StoredValue, slot: Int, entity: PostgreSQLEntity, columns: inout [String], arguments: inout [String?]
-    ) throws {
-        for (column, text) in try columnTexts(value, slot: slot, entity: entity) {
-            columns.append(quoted(column))
-            arguments.append(text)
-        }
     }
 
     /// The column(s) of one slot's value, and their text: an attribute's value, a to-one's destination key (and its
