@@ -12,7 +12,7 @@ import OpenCoreDataCore
 ///   nullifies the foreign keys that point at deleted rows from rows that stay (raising their versions), and deletes
 ///   the rows and their join rows — a statement per relationship or table, over all keys at once (`= ANY($1)`).
 /// - An insertion takes keys from `Z_PRIMARYKEY` and inserts the objects a few thousand at a time, one
-///   `INSERT … SELECT … FROM unnest(…)` per chunk (`PostgreSQLStore+Inserting.swift`).
+///   `INSERT … SELECT … FROM ROWS FROM (unnest(…), …)` per chunk (`PostgreSQLStore+ManyRows.swift`).
 ///
 /// A request whose predicate the generator leaves to memory is run by the framework through a private context
 /// instead, with the same results (and, through its save, the same versions and notification).
