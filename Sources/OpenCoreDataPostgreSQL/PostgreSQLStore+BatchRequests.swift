@@ -11,8 +11,9 @@ import OpenCoreDataCore
 /// - A deletion selects the keys to delete, follows cascading relationships round by round, checks deny rules,
 ///   nullifies the foreign keys that point at deleted rows from rows that stay (raising their versions), and deletes
 ///   the rows and their join rows — a statement per relationship or table, over all keys at once (`= ANY($1)`).
-/// - An insertion takes keys from `Z_PRIMARYKEY` and inserts the objects a few thousand at a time, one
-///   `INSERT … SELECT … FROM ROWS FROM (unnest(…), …)` per chunk (`PostgreSQLStore+ManyRows.swift`).
+/// - An insertion takes keys from `Z_PRIMARYKEY` (outside its transaction, as a save does) and inserts the objects a
+///   few thousand at a time, one `INSERT … SELECT … FROM ROWS FROM (unnest(…), …)` per chunk
+///   (`PostgreSQLStore+ManyRows.swift`).
 ///
 /// A request whose predicate the generator leaves to memory is run by the framework through a private context
 /// instead, with the same results (and, through its save, the same versions and notification).
@@ -126,32 +127,46 @@ extension PostgreSQLStore: PersistentStoreBatchExecuting {
                 NSPersistentStoreSaveError,
                 "The PostgreSQL store at \(redactedURL) does not hold entity '\(insert.entity.name ?? "")'")
         }
+        // Keys are taken in statements of their own, outside the insert's transaction, as a save takes them: the
+        // `Z_PRIMARYKEY` row is locked only for the moment of taking, so other writers never wait for a batch (a
+        // batch that is rolled back leaves a gap in the keys, no more). The first chunk is read, and its keys taken,
+        // before the transaction begins; later chunks take theirs through a second connection.
+        var keyConnection: PostgreSQLConnection?
+        func rows(_ chunk: [StoredValues], inTransaction: Bool) throws -> [PostgreSQLNewRow] {
+            var taker = connection
+            if inTransaction {
+                if keyConnection == nil { keyConnection = try PostgreSQLConnection(connection.configuration) }
+                taker = keyConnection!
+            }
+            let last = try reserveKeys(chunk.count, root: entity.table.rootNumber, taker, schema)
+            let first = last - Int64(chunk.count) + 1
+            return chunk.enumerated().map { offset, values in
+                PostgreSQLNewRow(key: first + Int64(offset), entity: entity, values: values)
+            }
+        }
         do {
+            var chunk: [StoredValues] = []
+            while chunk.count < Self.chunkSize, let values = try insert.next() { chunk.append(values) }
+            guard !chunk.isEmpty else { return StoreBatchOutcome() }
+            let firstRows = try rows(chunk, inTransaction: false)
             return try connection.transaction {
                 var outcome = StoreBatchOutcome()
-                var chunk: [StoredValues] = []
-                func flush() throws {
-                    guard !chunk.isEmpty else { return }
-                    // Keys under the row's lock, which this transaction holds until it ends: other writers wait
-                    // for keys meanwhile, and the keys of a batch that is rolled back are never handed out.
-                    let last = try reserveKeys(chunk.count, root: entity.table.rootNumber, connection, schema)
-                    let first = last - Int64(chunk.count) + 1
-                    let rows = chunk.enumerated().map { offset, values in
-                        PostgreSQLNewRow(key: first + Int64(offset), entity: entity, values: values)
-                    }
+                func write(_ rows: [PostgreSQLNewRow]) throws {
                     try insertRows(rows, table: entity.table, connection: connection, schema: schema)
-                    outcome.count += chunk.count
-                    if insert.wantsObjectIDs {
-                        outcome.objectIDs += rows.map { objectID(entity.entity, key: $0.key) }
-                    }
-                    chunk.removeAll(keepingCapacity: true)
+                    outcome.count += rows.count
+                    if insert.wantsObjectIDs { outcome.objectIDs += rows.map { objectID(entity.entity, key: $0.key) } }
                 }
+                try write(firstRows)
+                chunk.removeAll(keepingCapacity: true)
                 while let values = try insert.next() {
                     chunk.append(values)
-                    if chunk.count == Self.chunkSize { try flush() }
+                    if chunk.count == Self.chunkSize {
+                        try write(try rows(chunk, inTransaction: true))
+                        chunk.removeAll(keepingCapacity: true)
+                    }
                 }
-                try flush()
-                if outcome.count > 0 { try notifyCommit(connection) }
+                if !chunk.isEmpty { try write(try rows(chunk, inTransaction: true)) }
+                try notifyCommit(connection)
                 return outcome
             }
         } catch {

@@ -113,4 +113,37 @@ struct PostgreSQLBatchRequestTests {
             #expect(count == 12_001)
         }
     }
+
+    @Test func anotherProcessSavesNewObjectsWhileABatchInsertRuns() throws {
+        let stores = try Stores()
+        let otherSaved = DispatchSemaphore(value: 0)
+        let context = NSManagedObjectContext.conformance(stores.writer)
+        try context.run {
+            var produced = 0
+            let insert = NSBatchInsertRequest(entityName: "Note") { (dictionary: NSMutableDictionary) in
+                guard produced < 12_000 else { return true }
+                produced += 1
+                dictionary["text"] = "batch \(produced)"
+                if produced == 7_000 {
+                    // Halfway through the batch's transaction, another process saves a note: it must not wait for
+                    // keys until the batch commits.
+                    let other = NSManagedObjectContext.conformance(stores.watcher)
+                    other.perform {
+                        other.make("Note", ["text": "saved meanwhile"])
+                        if (try? other.save()) != nil { otherSaved.signal() }
+                    }
+                    #expect(otherSaved.wait(timeout: .now() + 10) == .success)
+                }
+                return false
+            }
+            insert.resultType = .count
+            let result = try #require(try context.execute(insert) as? NSBatchInsertResult)
+            #expect((result.result as? NSNumber)?.intValue == 12_000)
+        }
+        let check = NSManagedObjectContext.conformance(stores.watcher)
+        try check.run {
+            let count = try check.count(for: NSFetchRequest<NSManagedObject>(entityName: "Note"))
+            #expect(count == 12_001)
+        }
+    }
 }
