@@ -146,4 +146,26 @@ struct PostgreSQLBatchRequestTests {
             #expect(count == 12_001)
         }
     }
+
+    @Test func aBatchInsertThatFailsPartwayWritesNothingAndTheContextStaysUsable() throws {
+        let stores = try Stores()
+        let context = NSManagedObjectContext.conformance(stores.writer)
+        try context.run {
+            // The 6,000th note holds a NUL character, which PostgreSQL's text cannot: the first 5,000 went out in an
+            // earlier statement of the same transaction.
+            let objects: [[String: Any]] = (1...6_000).map { ["text": $0 == 6_000 ? "nul \u{0} here" : "note \($0)"] }
+            #expect {
+                _ = try context.execute(NSBatchInsertRequest(entityName: "Note", objects: objects))
+            } throws: { error in
+                (error as NSError).domain == NSCocoaErrorDomain
+                    && "\(error)".contains("NUL character")
+            }
+            let afterFailure = try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Note"))
+            #expect(afterFailure == 0)
+            let retried = NSBatchInsertRequest(entityName: "Note", objects: Array(objects.dropLast()))
+            retried.resultType = .count
+            let result = try #require(try context.execute(retried) as? NSBatchInsertResult)
+            #expect((result.result as? NSNumber)?.intValue == 5_999)
+        }
+    }
 }
