@@ -35,4 +35,42 @@ import Testing
         #expect(rows.count == 1)
         #expect(rows.first?["total"] as? Double == 300)
     }
+
+    /// A grouped fetch may name an expression description that is not an aggregate — here a to-many relationship's
+    /// count, in the shape CoreDataQueryInterface builds (`languages.name.@count`): each group gets the value of its
+    /// objects (one object per group here).
+    @Test(arguments: BatchStoreKind.all)
+    func aGroupedFetchTakesAnExpressionOfEachGroup(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let projects = NSExpressionDescription()
+        projects.name = "@count"
+        projects.expression = NSExpression(forKeyPath: "projects.title.@count")
+        projects.resultType = .integer64
+        let context = stack.context()
+        let rows = try context.performAndWait {
+            let request = NSFetchRequest<NSDictionary>(entityName: "BatchWorker")
+            request.resultType = .dictionaryResultType
+            request.propertiesToGroupBy = ["name"]
+            request.propertiesToFetch = ["name", projects]
+            request.predicate = NSPredicate(format: "salary <= 300")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            return try context.fetch(request)
+        }
+        #expect(rows.compactMap { $0["name"] as? String } == ["ann", "bob", "cy"])
+        #expect(rows.compactMap { ($0["@count"] as? NSNumber)?.int64Value } == [1, 2, 0])
+    }
+
+    /// The count of a to-many relationship's values (`projects.title.@count`) counts each value once, in a predicate
+    /// as in memory.
+    @Test(arguments: BatchStoreKind.all)
+    func theCountOfADestinationsValuesInAPredicate(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let context = stack.context()
+        let names = try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "BatchWorker")
+            request.predicate = NSPredicate(format: "projects.title.@count == 2")
+            return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
+        }
+        #expect(names == ["bob"])
+    }
 }
