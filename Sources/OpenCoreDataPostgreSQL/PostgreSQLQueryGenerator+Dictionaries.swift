@@ -11,7 +11,8 @@ import OpenCoreDataCore
 //
 // What SQL would compute otherwise than memory is left to the framework's in-memory computation
 // (`PostgreSQLUntranslatable`): predicates the generator leaves to memory, functions other than `now()` and
-// arithmetic, to-many key paths, sorting a grouped result by what it does not return.
+// arithmetic, to-many key paths, sorting a grouped result by what it does not return, and expressions of one object
+// per group.
 
 /// A part of a request that SQL cannot compute exactly as memory does.
 struct PostgreSQLUntranslatable: Error {
@@ -122,6 +123,12 @@ extension PostgreSQLQueryGenerator {
         }
         let aggregated = fetch.columns.contains(where: \.isAggregate)
         let grouped = !fetch.groupBy.isEmpty
+        // An expression of one object per group (a grouped fetch may name one, as Apple's framework takes it) is not
+        // SQL PostgreSQL runs: memory gives it the value of the group's first object.
+        let groupedKeys = Set(fetch.groupBy.map(\.key))
+        if grouped || aggregated, fetch.columns.contains(where: { !$0.isAggregate && !groupedKeys.contains($0.key) }) {
+            throw PostgreSQLUntranslatable("a column of one object of each group")
+        }
         let distinct = request.returnsDistinctResults && !grouped && !aggregated
         var groupPositions: [Int] = []
         if grouped {

@@ -101,7 +101,12 @@ final class PostgreSQLDictionaryResultTests {
     }
 
     static var employeeRequests: [String: (NSFetchRequest<NSFetchRequestResult>) -> Void] {
-        [
+        // A to-many relationship's count, as CoreDataQueryInterface fetches one per group.
+        let projectCount = NSExpressionDescription()
+        projectCount.name = "projects"
+        projectCount.expression = NSExpression(forKeyPath: "projects.title.@count")
+        projectCount.expressionResultType = .integer64AttributeType
+        return [
             "to-one key paths, sorted": { request in
                 request.propertiesToFetch = ["name", "department", "department.name", "department.head.name", "headOf"]
                 request.sortDescriptors = [NSSortDescriptor(key: "department.name", ascending: false)]
@@ -114,6 +119,14 @@ final class PostgreSQLDictionaryResultTests {
                 request.propertiesToGroupBy = ["department.name"]
                 request.havingPredicate = NSPredicate(format: "total > %@ OR oldest < 30", NSNumber(value: 100))
                 request.sortDescriptors = [NSSortDescriptor(key: "department.name", ascending: false)]
+            },
+            "grouped, with an expression of one object per group": { request in
+                request.propertiesToFetch = [
+                    "name", expression("sum", "add:to:", ["salary", "age"], .doubleAttributeType),
+                    projectCount,
+                ]
+                request.propertiesToGroupBy = ["name"]
+                request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
             },
             "grouped by a relationship": { request in
                 request.propertiesToFetch = [
