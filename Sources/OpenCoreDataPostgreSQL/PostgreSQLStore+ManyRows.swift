@@ -28,8 +28,10 @@ struct PostgreSQLChangedRow {
 /// another writer) are the save's conflicts. Where a save changes several rows of a table, they are first locked in key
 /// order (`SELECT … ORDER BY "Z_PK" FOR UPDATE`), as every save locks them, so that two saves cannot deadlock.
 extension PostgreSQLStore {
-    /// Rows per statement: bounded so that one statement's parameters stay a few megabytes.
+    /// Rows per statement, and about how many bytes of text: a statement's parameters stay a few megabytes, whatever
+    /// the rows hold (a chunk of rows with large binary values goes out in several statements).
     static let chunkSize = 5_000
+    static let chunkBytes = 8 << 20
 
     func insertRows(
         _ rows: [PostgreSQLNewRow], table: PostgreSQLTable, connection: PostgreSQLConnection, schema: PostgreSQLSchema
@@ -41,21 +43,18 @@ extension PostgreSQLStore {
             INSERT INTO \(schema.qualified(table.name)) (\(names.map(quoted).joined(separator: ", "))) \
             SELECT * FROM \(Self.rowsFrom(types))
             """
-        for chunk in Self.chunks(of: rows) {
-            var columns = [[String?]](repeating: [], count: names.count)
-            for index in columns.indices { columns[index].reserveCapacity(chunk.count) }
-            for row in chunk {
-                var texts = [String?](repeating: nil, count: names.count)
-                texts[0] = String(row.key)
-                texts[1] = String(row.entity.number)
-                texts[2] = "1"
-                for slot in row.entity.slotColumns.indices where slot < row.values.count {
-                    for (column, text) in try columnTexts(row.values[slot], slot: slot, entity: row.entity) {
-                        if let position = table.position[column] { texts[position + 3] = text }
-                    }
+        try Self.inChunks(rows, columnCount: names.count) { row in
+            var texts = [String?](repeating: nil, count: names.count)
+            texts[0] = String(row.key)
+            texts[1] = String(row.entity.number)
+            texts[2] = "1"
+            for slot in row.entity.slotColumns.indices where slot < row.values.count {
+                for (column, text) in try columnTexts(row.values[slot], slot: slot, entity: row.entity) {
+                    if let position = table.position[column] { texts[position + 3] = text }
                 }
-                for (index, text) in texts.enumerated() { columns[index].append(text) }
             }
+            return texts
+        } send: { columns in
             try connection.query(sql, columns.map(Self.arrayLiteral))
         }
     }
@@ -77,13 +76,9 @@ extension PostgreSQLStore {
             WHERE t."Z_PK" = v.k AND (v.o IS NULL OR t."Z_OPT" = v.o) RETURNING t."Z_PK", t."Z_OPT"
             """
         var versions: [Int64: Int64] = [:]
-        for chunk in Self.chunks(of: rows) {
-            var arrays = [[String?]](repeating: [], count: columns.count + 2)
-            for row in chunk {
-                arrays[0].append(String(row.key))
-                arrays[1].append(row.expectedVersion.map { String($0) })
-                for index in columns.indices { arrays[index + 2].append(row.texts[index]) }
-            }
+        try Self.inChunks(rows, columnCount: columns.count + 2) { row in
+            [String(row.key), row.expectedVersion.map { String($0) }] + row.texts
+        } send: { arrays in
             let result = try connection.query(sql, arrays.map(Self.arrayLiteral))
             for index in 0..<result.rowCount {
                 if let key = result.int64(index, 0), let version = result.int64(index, 1) { versions[key] = version }
@@ -132,6 +127,30 @@ extension PostgreSQLStore {
             + ")"
     }
 
+    /// Sends the texts of `rows` (one per column; `texts` makes them) as column arrays, in statements of at most
+    /// `chunkSize` rows and about `chunkBytes` of text.
+    static func inChunks<Row>(
+        _ rows: [Row], columnCount: Int, texts: (Row) throws -> [String?], send: ([[String?]]) throws -> Void
+    ) throws {
+        var columns = [[String?]](repeating: [], count: columnCount)
+        var count = 0
+        var bytes = 0
+        for row in rows {
+            for (index, text) in try texts(row).enumerated() {
+                columns[index].append(text)
+                bytes += text?.utf8.count ?? 0
+            }
+            count += 1
+            if count == chunkSize || bytes >= chunkBytes {
+                try send(columns)
+                columns = [[String?]](repeating: [], count: columnCount)
+                count = 0
+                bytes = 0
+            }
+        }
+        if count > 0 { try send(columns) }
+    }
+
     /// `elements` in slices of at most `chunkSize`.
     static func chunks<Element>(of elements: [Element]) -> [ArraySlice<Element>] {
         stride(from: 0, to: elements.count, by: chunkSize).map {
@@ -141,22 +160,25 @@ extension PostgreSQLStore {
 
     /// PostgreSQL's text form of an array: every element quoted (backslashes and quotes escaped), `NULL` bare.
     static func arrayLiteral(_ elements: [String?]) -> String {
-        var literal = "{"
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(elements.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (index, element) in elements.enumerated() {
-            if index > 0 { literal.append(",") }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
             guard let element else {
-                literal.append("NULL")
+                bytes += "NULL".utf8
                 continue
             }
-            literal.append("\"")
-            for character in element.unicodeScalars {
-                if character == "\\" || character == "\"" { literal.append("\\") }
-                literal.unicodeScalars.append(character)
+            bytes.append(quote)
+            for byte in element.utf8 {
+                // UTF-8 continuation bytes are never these two, so escaping byte by byte is escaping by character.
+                if byte == quote || byte == backslash { bytes.append(backslash) }
+                bytes.append(byte)
             }
-            literal.append("\"")
+            bytes.append(quote)
         }
-        literal.append("}")
-        return literal
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Takes `count` keys for the rows of root entity `root` from `Z_PRIMARYKEY`, and returns the last.

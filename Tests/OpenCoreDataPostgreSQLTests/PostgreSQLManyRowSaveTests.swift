@@ -105,4 +105,26 @@ struct PostgreSQLManyRowSaveTests {
             #expect(count == 30)
         }
     }
+
+    @Test func rowsWithLargeValuesAreSavedWhole() throws {
+        let (first, second, url) = try stores(count: 0)
+        defer { PostgreSQLTestServer.drop(url) }
+        // A megabyte and a half each, three as hexadecimal text: more than one statement's worth, so the rows go out
+        // in two.
+        let blobs = (0..<3).map { Data(repeating: UInt8(10 + $0), count: 1_500_000) + Data([UInt8($0)]) }
+        let context = NSManagedObjectContext.conformance(first)
+        try context.run {
+            for (index, blob) in blobs.enumerated() { context.make("Item", ["int16": index, "data": blob]) }
+            try context.save()
+            for item in try context.objects("Item") {
+                item.setValue(Data(((item.value(forKey: "data") as? Data) ?? Data()).reversed()), forKey: "data")
+            }
+            try context.save()
+        }
+        let check = NSManagedObjectContext.conformance(second)
+        try check.run {
+            let items = try check.objects("Item", sortedBy: ["int16"])
+            #expect(items.map { $0.value(forKey: "data") as? Data } == blobs.map { Data($0.reversed()) })
+        }
+    }
 }
