@@ -42,20 +42,8 @@ enum XMLTreeParser {
     }
 
     static func parse(_ data: Data) throws(Failure) -> XMLTreeElement {
-        // Model files are UTF-8; Foundation's parser on Linux traps on names that are not valid UTF-8, so such a
-        // file is refused before it reaches the parser.
-        let isUTF16 = data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE])
-        if !isUTF16, String(data: data, encoding: .utf8) == nil {
-            var line = 1
-            var decoder = UTF8()
-            var iterator = data.makeIterator()
-            decoding: while true {
-                switch decoder.decode(&iterator) {
-                case .scalarValue(let scalar): if scalar == "\n" { line += 1 }
-                case .emptyInput, .error: break decoding
-                }
-            }
-            throw Failure(message: "malformed XML: the file is not valid UTF-8", line: line)
+        if let problem = XMLParserInputCheck.problem(in: data) {
+            throw Failure(message: "malformed XML: \(problem.message)", line: problem.line)
         }
         let parser = XMLParser(data: data)
         let builder = Builder(parser: parser)

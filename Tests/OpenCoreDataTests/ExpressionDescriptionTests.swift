@@ -73,4 +73,43 @@ import Testing
         }
         #expect(names == ["bob"])
     }
+
+    /// An expression description without an expression names a property by its name, as any property description
+    /// does (CoreDataQueryInterface selects columns this way).
+    @Test(arguments: BatchStoreKind.all)
+    func anExpressionDescriptionWithoutAnExpressionNamesAProperty(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let name = NSExpressionDescription()
+        name.name = "name"
+        let context = stack.context()
+        let rows = try context.performAndWait {
+            let request = NSFetchRequest<NSDictionary>(entityName: "BatchWorker")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = [name]
+            request.predicate = NSPredicate(format: "salary <= 200")
+            request.sortDescriptors = [NSSortDescriptor(key: "salary", ascending: true)]
+            return try context.fetch(request)
+        }
+        #expect(rows.compactMap { $0["name"] as? String } == ["ann", "bob"])
+    }
+
+    /// ANY and ALL over a lone value range over that value (and over nothing when it is nil), in SQL as in memory:
+    /// CoreDataQueryInterface writes `SUBQUERY(languages, $v, ANY $v.name == "Rust")`.
+    @Test(arguments: BatchStoreKind.all)
+    func anyAndAllOverALoneValue(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let context = stack.context()
+        func names(_ format: String) throws -> [String] {
+            try context.performAndWait {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "BatchWorker")
+                request.predicate = NSPredicate(format: format)
+                request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+                return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
+            }
+        }
+        #expect(try names("SUBQUERY(projects, $p, ANY $p.title == 'gemini').@count > 0") == ["bob"])
+        // Workers without a badge: ANY finds nothing to match, ALL nothing to fail.
+        #expect(try names("ANY badge.code != 'A1'") == ["bob", "dee"])
+        #expect(try names("ALL badge.code == 'A1'") == ["ann", "cy", "eve", "max"])
+    }
 }

@@ -59,6 +59,30 @@ import Testing
         #expect(error.localizedDescription.contains("malformed XML"))
     }
 
+    /// A processing instruction without data (`<?xm?>`, as a damaged declaration reads) crashes Foundation's XML
+    /// parser on Linux: such a file is refused before it is parsed, in a model, a mapping model and an XML property
+    /// list alike.
+    @Test func aProcessingInstructionWithoutDataIsRefused() throws {
+        let directory = try ModelScratchDirectory()
+        let damaged = Self.contents(Self.company).replacingOccurrences(
+            of: #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#, with: "<?xm?>")
+        let url = try directory.write(damaged, to: "Model.xcdatamodel/contents").deletingLastPathComponent()
+        let error = try #require(throws: NSError.self) { try NSManagedObjectModel(validatingContentsOf: url) }
+        #expect(error.code == NSCoreDataError)
+        #expect(error.userInfo["line"] as? Int == 1)
+        #expect(error.localizedDescription.contains("<?xm?>"))
+
+        let inside = try loadingError("<entity name=\"Company\"><?pi?></entity>")
+        #expect(inside.userInfo["line"] as? Int == 3)
+
+        let plist = #"<?xml version="1.0"?><plist version="1.0"><dict><?p?></dict></plist>"#
+        let mom = try directory.write(plist, to: "Compiled.mom")
+        #expect(NSManagedObjectModel(contentsOf: mom) == nil)
+        let mapping = try directory.write(plist, to: "Mapping.xcmappingmodel/xcmapping.xml").deletingLastPathComponent()
+        #expect(NSMappingModel(contentsOf: mapping) == nil)
+        #expect(throws: NSError.self) { try NSMappingModel(validatingContentsOf: mapping) }
+    }
+
     @Test func notAModel() throws {
         let directory = try ModelScratchDirectory()
         let url = try directory.write("<?xml version=\"1.0\"?><plist><dict/></plist>", to: "Model.xcdatamodel/contents")

@@ -65,10 +65,8 @@ extension StoreDictionaryFetch {
         func column(_ property: Any, role: String) -> StoreDictionaryColumn {
             switch property {
             case let description as NSExpressionDescription:
-                guard let expression = description._expression else {
-                    preconditionFailure(
-                        "The NSExpressionDescription '\(description._name)' in \(role) has no expression")
-                }
+                // Without an expression, the description names a property, as any property description does.
+                guard let expression = description._expression else { return column(description._name, role: role) }
                 precondition(
                     !description._name.isEmpty, "An NSExpressionDescription in \(role) has no name to return it under")
                 if case .function(let name, nil, let arguments) = expression.kind, arguments.count == 1,

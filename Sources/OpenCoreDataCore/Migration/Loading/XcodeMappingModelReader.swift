@@ -217,9 +217,8 @@ enum XcodeMappingModelReader {
 
     /// The objects of an XML store document.
     static func parse(_ data: Data) throws -> [Object] {
-        // Foundation's parser on Linux traps on names that are not valid UTF-8; such a file is refused first.
-        guard String(data: data, encoding: .utf8) != nil else {
-            throw ParseFailure(description: "malformed XML: the file is not valid UTF-8")
+        if let problem = XMLParserInputCheck.problem(in: data) {
+            throw ParseFailure(description: "malformed XML at line \(problem.line): \(problem.message)")
         }
         let parser = XMLParser(data: data)
         let builder = Builder()

@@ -1,4 +1,5 @@
 import Foundation
+import XCDataModelFormat
 
 #if canImport(FoundationXML)
 import FoundationXML
@@ -32,6 +33,9 @@ struct XMLPropertyListReader {
     }
 
     func read() throws -> PropertyListValue {
+        if let problem = XMLParserInputCheck.problem(in: data) {
+            throw Failure(description: "not a well-formed XML property list (line \(problem.line)): \(problem.message)")
+        }
         let builder = Builder()
         let parser = XMLParser(data: data)
         parser.delegate = builder

@@ -45,11 +45,18 @@ extension SQLiteQueryGenerator {
         case .direct:
             return try compare(type, options, lhs, rhs)
         case .any, .all:
-            guard case .toMany(let path) = lhs else {
-                throw SQLiteUntranslatable("ANY or ALL over a value that is not a to-many relationship")
-            }
             let all = predicate.comparisonPredicateModifier == .all
-            return try quantified(path, all: all) { element in try compare(type, options, element, rhs) }
+            switch lhs {
+            case .toMany(let path):
+                return try quantified(path, all: all) { element in try compare(type, options, element, rhs) }
+            case .value(let sql, _, _), .object(let sql, _):
+                // A lone value: memory ranges over it alone, and over nothing when it is nil (ANY is then false,
+                // ALL true).
+                let compared = try compare(type, options, lhs, rhs)
+                return all ? "(\(sql) IS NULL OR \(compared))" : "(\(sql) IS NOT NULL AND \(compared))"
+            case .constant:
+                throw SQLiteUntranslatable("ANY or ALL over a constant")
+            }
         }
     }
 
