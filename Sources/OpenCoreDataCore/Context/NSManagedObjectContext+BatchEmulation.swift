@@ -1,4 +1,5 @@
-/// Batch requests for stores that do not execute them themselves (the in-memory and atomic stores): a private
+/// Batch requests for stores that do not execute them themselves (the in-memory and atomic stores), and for the
+/// requests a store cannot express in its SQL (`package` for the PostgreSQL store, which calls these then): a private
 /// context fetches the objects, changes, deletes or inserts them, and saves, with what sets a batch request apart
 /// from a save — no validation beyond deny rules, no notifications, no merging into other contexts, and plain
 /// `NSManagedObject`s, so that no subclass code (`awakeFromInsert`, `willSave`…) runs where the SQLite store would
