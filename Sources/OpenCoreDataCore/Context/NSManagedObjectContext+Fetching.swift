@@ -181,6 +181,9 @@ extension NSManagedObjectContext {
         case .managedObjectIDResultType:
             return .results(objects.map(\.objectID))
         default:
+            if request.fetchBatchSize > 0, objects.count > request.fetchBatchSize {
+                _batchResidency = BatchResidency(objects, batchSize: request.fetchBatchSize)
+            }
             return .objects(objects)
         }
     }

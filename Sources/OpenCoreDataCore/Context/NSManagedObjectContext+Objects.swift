@@ -69,6 +69,8 @@ extension NSManagedObjectContext {
 
     /// Called from an object's `deinit`: it is no longer registered.
     func _objectWillGoAway(_ object: NSManagedObject) {
+        // The batched result may hold this object unretained: it is given up before it could dangle.
+        _batchResidency = nil
         _removeFromRegistry(object)
         _giveUpValues(of: object)
     }
@@ -187,6 +189,7 @@ extension NSManagedObjectContext {
     /// inaccessible, deleted-looking object (Apple's `shouldDeleteInaccessibleFaults`).
     func _fulfillFault(of object: NSManagedObject) {
         guard object._flags.contains(.fault) else { return }
+        if let residency = _batchResidency, !_isEvaluatingFetch { residency.touch(object, in: self) }
         if !object._values.isEmpty {
             // Values read while a fetch is evaluated in memory leave the object a fault, as the fetch returns it.
             if _isEvaluatingFetch { return }

@@ -80,6 +80,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `NSManagedObjectContext+BatchEmulation.swift`): its objects are plain `NSManagedObject`s, it posts no
     /// notifications, its saves check deny rules only and are merged nowhere.
     @exclusivity(unchecked) var _isBatchExecutor = false
+    /// The objects of the last fetch with a `fetchBatchSize`, whose older batches give their values back as later
+    /// ones are touched (see `NSManagedObjectContext+BatchFaulting.swift`).
+    @exclusivity(unchecked) var _batchResidency: BatchResidency?
 
     @exclusivity(unchecked) var _undoManager: UndoManager?
     var _name: String?
