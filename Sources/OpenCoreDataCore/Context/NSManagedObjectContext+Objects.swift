@@ -71,6 +71,7 @@ extension NSManagedObjectContext {
     func _objectWillGoAway(_ object: NSManagedObject) {
         // The batched result may hold this object unretained: it is given up before it could dangle.
         _batchResidency = nil
+        if !_partialObjects.isEmpty { _partialObjects[ObjectIdentifier(object)] = nil }
         _removeFromRegistry(object)
         _giveUpValues(of: object)
     }
@@ -211,6 +212,7 @@ extension NSManagedObjectContext {
             return
         }
         object._flags.remove(.fault)
+        if !_partialObjects.isEmpty { _partialObjects[ObjectIdentifier(object)] = nil }
         if let row {
             object._values = row.values
             object._committed = row.values
@@ -337,6 +339,7 @@ extension NSManagedObjectContext {
         }
         guard !object._flags.contains(.deleted) else { return }
         object._fireFaultIfNeeded()
+        if !_partialObjects.isEmpty { _completePartialFault(object) }
         object._flags.insert(.deleted)
         object._flags.insert(.pendingDeletePropagation)
         if object._flags.contains(.inserted) {
@@ -386,6 +389,8 @@ extension NSManagedObjectContext {
 
     /// Records an object whose values changed.
     func _registerUpdated(_ object: NSManagedObject) {
+        // A changed object is validated and saved whole: a partial fault loads the rest first.
+        if !_partialObjects.isEmpty { _completePartialFault(object) }
         _updated[ObjectIdentifier(object)] = object
         _eventUpdated[ObjectIdentifier(object)] = object
         _noteEventChange()

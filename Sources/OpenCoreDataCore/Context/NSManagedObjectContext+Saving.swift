@@ -512,6 +512,7 @@ extension NSManagedObjectContext {
         _undoManager?.removeAllActions()
         let objects = _registry.values.map { $0.takeUnretainedValue() }
         _batchResidency = nil
+        _partialObjects = [:]
         _registry = [:]
         _retained = [:]
         _tellStores(registered: false, objects.map(\._objectID))

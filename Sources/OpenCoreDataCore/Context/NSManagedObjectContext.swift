@@ -83,6 +83,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The objects of the last fetch with a `fetchBatchSize`, whose older batches give their values back as later
     /// ones are touched (see `NSManagedObjectContext+BatchFaulting.swift`).
     @exclusivity(unchecked) var _batchResidency: BatchResidency?
+    /// Partial faults (objects fetched with `propertiesToFetch`) and the slots they have not loaded (see
+    /// `NSManagedObjectContext+PartialFaults.swift`).
+    @exclusivity(unchecked) var _partialObjects: [ObjectIdentifier: SlotSet] = [:]
 
     @exclusivity(unchecked) var _undoManager: UndoManager?
     var _name: String?
