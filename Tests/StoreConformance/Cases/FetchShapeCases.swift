@@ -227,5 +227,30 @@ extension StoreConformanceCase {
                 #expect(decimals(cheap, "total") == [Decimal(string: "3.3"), Decimal(string: "2.2")])
             }
         },
+        StoreConformanceCase("Objects fetched with propertiesToFetch read every property as stored") { fixture in
+            let stack = try ConformanceStack(fixture)
+            try ConformanceData.populate(stack.newContext())
+            let context = stack.newContext()
+            try context.run {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+                request.propertiesToFetch = ["name"]
+                request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+                let employees = try context.fetch(request)
+                #expect(employees.map { $0.value(forKey: "name") as? String } == ["Ann", "Bob", "Cid", "Dee", "Émile"])
+                #expect(employees.map { ($0.value(forKey: "age") as? NSNumber)?.intValue } == [34, 28, 45, 23, 38])
+                let departments = employees.map {
+                    ($0.value(forKey: "department") as? NSManagedObject)?.value(forKey: "name") as? String
+                }
+                #expect(departments == ["R&D", "R&D", "Sales", nil, "Sales"])
+                employees[1].setValue(29, forKey: "age")
+                try context.save()
+            }
+            let reader = stack.newContext()
+            try reader.run {
+                let bob = try ConformanceData.one(reader, "Employee", "name", "Bob")
+                #expect((bob.value(forKey: "age") as? NSNumber)?.intValue == 29)
+                #expect((bob.value(forKey: "salary") as? NSNumber)?.doubleValue == 80)
+            }
+        },
     ]
 }
