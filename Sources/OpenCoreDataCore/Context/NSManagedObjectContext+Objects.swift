@@ -67,13 +67,31 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Called from an object's `deinit`: it is no longer registered.
-    func _objectWillGoAway(_ object: NSManagedObject) {
-        // The batched result may hold this object unretained: it is given up before it could dangle.
-        _batchResidency = nil
-        if !_partialObjects.isEmpty { _partialObjects[ObjectIdentifier(object)] = nil }
-        _removeFromRegistry(object)
-        _giveUpValues(of: object)
+    /// Orders an object's going away with its context's going away.
+    ///
+    /// Each goes away on whichever thread drops the last reference to it, so an object and its context can go
+    /// away at the same moment on two threads (a thread that held fetched objects ends just as the code that made
+    /// the context lets go of it). The object's `deinit` reaches into its context (to leave the registry), and the
+    /// context's `deinit` reaches into its objects (to disconnect them): both do so holding this lock, so that
+    /// whichever comes second finds the first's work done. The context never retains an object while it holds the
+    /// lock — one whose last reference is already gone, and whose `deinit` is waiting for the lock, must not be
+    /// retained again. Recursive, because giving up an object's values can release other objects of the context.
+    ///
+    /// Objects are confined to their context's queue while the context is in use (as on Apple platforms): this
+    /// orders going away, not an object released on another thread while its context fetches on its queue.
+    static let _lifetimeLock = NSRecursiveLock()
+
+    /// Called from an object's `deinit`: it leaves its context's registry and gives up its values.
+    static func _objectWillGoAway(_ object: NSManagedObject) {
+        _lifetimeLock.lock()
+        defer { _lifetimeLock.unlock() }
+        object._withContext { context in
+            // The batched result may hold this object unretained: it is given up before it could dangle.
+            context._batchResidency = nil
+            if !context._partialObjects.isEmpty { context._partialObjects[ObjectIdentifier(object)] = nil }
+            context._removeFromRegistry(object)
+            context._giveUpValues(of: object)
+        }
     }
 
     /// Drops `object`'s values and tells the stores, so that they forget its row if no other object holds it: what
@@ -82,11 +100,43 @@ extension NSManagedObjectContext {
         guard !object._values.isEmpty || object._committed != nil else { return }
         object._values = []
         object._committed = nil
-        guard !object._objectID.isTemporaryID else { return }
+        _rowWentAway(object._objectID)
+    }
+
+    /// Disconnects every registered object from the context as it goes away, without retaining any (see
+    /// `_lifetimeLock`): each becomes a fault without a context, and the values taken from them are returned, to
+    /// be released once no object is being walked any more (releasing them can end other objects).
+    func _disconnectRegisteredObjects() -> [StoredValues] {
+        let entries = Array(_registry.values)
+        _registry = [:]
+        var taken: [StoredValues] = []
+        for entry in entries {
+            entry._withUnsafeGuaranteedRef { $0._context = nil }
+        }
+        for entry in entries {
+            entry._withUnsafeGuaranteedRef { object in
+                object._flags.insert(.fault)
+                guard !object._values.isEmpty || object._committed != nil else { return }
+                taken.append(object._values)
+                object._values = []
+                if let committed = object._committed {
+                    taken.append(committed)
+                    object._committed = nil
+                }
+                _rowWentAway(object._objectID)
+            }
+        }
+        _tellStores(registered: false, entries.map { $0._withUnsafeGuaranteedRef(\._objectID) })
+        return taken
+    }
+
+    /// Tells the coordinator that the context no longer holds the row of `objectID`.
+    private func _rowWentAway(_ objectID: NSManagedObjectID) {
+        guard !objectID.isTemporaryID else { return }
         if let coordinator = _coordinatorReference {
-            coordinator._withUnsafeGuaranteedRef { $0._objectWentAway(object._objectID) }
+            coordinator._withUnsafeGuaranteedRef { $0._objectWentAway(objectID) }
         } else {
-            _parentContext?.persistentStoreCoordinator?._objectWentAway(object._objectID)
+            _parentContext?.persistentStoreCoordinator?._objectWentAway(objectID)
         }
     }
 

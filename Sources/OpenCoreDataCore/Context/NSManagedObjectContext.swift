@@ -133,19 +133,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     deinit {
         // Objects that outlive the context must not reach back into it, and relationship cycles among its
-        // objects are broken so that they can go away.
-        // Hold every object first: clearing one object's values may release another, which must not then
-        // reach back into this context's registry while it is being walked.
-        let objects = _registry.values.map { $0.takeUnretainedValue() }
-        _registry = [:]
-        _tellStores(registered: false, objects.map(\._objectID))
-        for object in objects {
-            object._context = nil
-        }
-        for object in objects {
-            _giveUpValues(of: object)
-            object._flags.insert(.fault)
-        }
+        // objects are broken so that they can go away. An object may be going away on another thread right now:
+        // the lock makes it wait, and then find that it has no context.
+        // The values taken from the objects are released when this statement ends, after the lock.
+        _ = NSManagedObjectContext._lifetimeLock.withLock { _disconnectRegisteredObjects() }
     }
 
     // MARK: Stack

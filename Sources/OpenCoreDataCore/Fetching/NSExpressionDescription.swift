@@ -33,6 +33,12 @@ open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
         set { _expressionResultType = newValue }
     }
 
+    /// `expressionResultType` in the Swift spelling Apple's framework gives it (`.integer64`, `.decimal`…).
+    open var resultType: NSAttributeDescription.AttributeType {
+        get { NSAttributeDescription.AttributeType(rawValue: _expressionResultType) }
+        set { _expressionResultType = newValue.rawValue }
+    }
+
     override func _copyProperties(from other: NSPropertyDescription) {
         super._copyProperties(from: other)
         if let other = other as? NSExpressionDescription {

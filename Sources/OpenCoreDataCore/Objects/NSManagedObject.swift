@@ -151,7 +151,7 @@ open class NSManagedObject: NSObject {
     }
 
     deinit {
-        _withContext { $0._objectWillGoAway(self) }
+        NSManagedObjectContext._objectWillGoAway(self)
     }
 
     /// The context the object is registered in.

@@ -106,6 +106,7 @@ struct SQLiteLightweightMigration {
         let plan = try makePlan()
         try connection.transaction(immediate: true) {
             try execute(plan)
+            try migrateHistory()
         }
     }
 
