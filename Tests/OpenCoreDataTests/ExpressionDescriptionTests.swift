@@ -35,4 +35,81 @@ import Testing
         #expect(rows.count == 1)
         #expect(rows.first?["total"] as? Double == 300)
     }
+
+    /// A grouped fetch may name an expression description that is not an aggregate — here a to-many relationship's
+    /// count, in the shape CoreDataQueryInterface builds (`languages.name.@count`): each group gets the value of its
+    /// objects (one object per group here).
+    @Test(arguments: BatchStoreKind.all)
+    func aGroupedFetchTakesAnExpressionOfEachGroup(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let projects = NSExpressionDescription()
+        projects.name = "@count"
+        projects.expression = NSExpression(forKeyPath: "projects.title.@count")
+        projects.resultType = .integer64
+        let context = stack.context()
+        let rows = try context.performAndWait {
+            let request = NSFetchRequest<NSDictionary>(entityName: "BatchWorker")
+            request.resultType = .dictionaryResultType
+            request.propertiesToGroupBy = ["name"]
+            request.propertiesToFetch = ["name", projects]
+            request.predicate = NSPredicate(format: "salary <= 300")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            return try context.fetch(request)
+        }
+        #expect(rows.compactMap { $0["name"] as? String } == ["ann", "bob", "cy"])
+        #expect(rows.compactMap { ($0["@count"] as? NSNumber)?.int64Value } == [1, 2, 0])
+    }
+
+    /// The count of a to-many relationship's values (`projects.title.@count`) counts each value once, in a predicate
+    /// as in memory.
+    @Test(arguments: BatchStoreKind.all)
+    func theCountOfADestinationsValuesInAPredicate(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let context = stack.context()
+        let names = try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "BatchWorker")
+            request.predicate = NSPredicate(format: "projects.title.@count == 2")
+            return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
+        }
+        #expect(names == ["bob"])
+    }
+
+    /// An expression description without an expression names a property by its name, as any property description
+    /// does (CoreDataQueryInterface selects columns this way).
+    @Test(arguments: BatchStoreKind.all)
+    func anExpressionDescriptionWithoutAnExpressionNamesAProperty(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let name = NSExpressionDescription()
+        name.name = "name"
+        let context = stack.context()
+        let rows = try context.performAndWait {
+            let request = NSFetchRequest<NSDictionary>(entityName: "BatchWorker")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = [name]
+            request.predicate = NSPredicate(format: "salary <= 200")
+            request.sortDescriptors = [NSSortDescriptor(key: "salary", ascending: true)]
+            return try context.fetch(request)
+        }
+        #expect(rows.compactMap { $0["name"] as? String } == ["ann", "bob"])
+    }
+
+    /// ANY and ALL over a lone value range over that value (and over nothing when it is nil), in SQL as in memory:
+    /// CoreDataQueryInterface writes `SUBQUERY(languages, $v, ANY $v.name == "Rust")`.
+    @Test(arguments: BatchStoreKind.all)
+    func anyAndAllOverALoneValue(kind: BatchStoreKind) throws {
+        let stack = try BatchStack(kind)
+        let context = stack.context()
+        func names(_ format: String) throws -> [String] {
+            try context.performAndWait {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "BatchWorker")
+                request.predicate = NSPredicate(format: format)
+                request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+                return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
+            }
+        }
+        #expect(try names("SUBQUERY(projects, $p, ANY $p.title == 'gemini').@count > 0") == ["bob"])
+        // Workers without a badge: ANY finds nothing to match, ALL nothing to fail.
+        #expect(try names("ANY badge.code != 'A1'") == ["bob", "dee"])
+        #expect(try names("ALL badge.code == 'A1'") == ["ann", "cy", "eve", "max"])
+    }
 }

@@ -59,16 +59,14 @@ extension StoreDictionaryFetch {
     ///
     /// - Precondition: the properties name attributes or to-one relationships of `entity` (through to-one
     ///   relationships), or are expression descriptions with an expression; grouped requests fetch only grouped
-    ///   properties and aggregates; a having predicate comes with grouping — the mistakes Apple raises exceptions for.
+    ///   properties and expression descriptions; a having predicate comes with grouping — the mistakes Apple raises exceptions for.
     init(_ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) {
         let entityName = entity._name ?? ""
         func column(_ property: Any, role: String) -> StoreDictionaryColumn {
             switch property {
             case let description as NSExpressionDescription:
-                guard let expression = description._expression else {
-                    preconditionFailure(
-                        "The NSExpressionDescription '\(description._name)' in \(role) has no expression")
-                }
+                // Without an expression, the description names a property, as any property description does.
+                guard let expression = description._expression else { return column(description._name, role: role) }
                 precondition(
                     !description._name.isEmpty, "An NSExpressionDescription in \(role) has no name to return it under")
                 if case .function(let name, nil, let arguments) = expression.kind, arguments.count == 1,
@@ -127,7 +125,13 @@ extension StoreDictionaryFetch {
                 request.resultType == .dictionaryResultType,
                 "propertiesToGroupBy requires the dictionary result type (.dictionaryResultType)")
             let grouped = Set(groupBy.map(\.key))
-            for column in columns where !column.isAggregate && !grouped.contains(column.key) {
+            // Expression descriptions are taken as they are, as Apple's framework takes them: one that is not an
+            // aggregate (a to-many relationship's `@count`, say) is the value of one object of each group, as SQLite
+            // computes a bare column of a grouped SELECT.
+            let described = Set(
+                (request.propertiesToFetch ?? []).compactMap { ($0 as? NSExpressionDescription)?._name })
+            for column in columns
+            where !column.isAggregate && !grouped.contains(column.key) && !described.contains(column.key) {
                 preconditionFailure(
                     """
                     Invalid propertiesToFetch: '\(column.key)' is neither in propertiesToGroupBy nor an aggregate; \

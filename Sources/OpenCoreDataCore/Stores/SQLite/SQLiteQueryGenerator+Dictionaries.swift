@@ -157,6 +157,13 @@ extension SQLiteQueryGenerator {
     private func value(of expression: NSExpression, in scope: SQLiteScope) throws -> (String, SQLiteValueKind?) {
         switch expression.kind {
         case .keyPath(_, let components, nil):
+            // A collection operator over a to-many relationship (`projects.@count`) is a scalar subquery, as in a
+            // predicate.
+            if components.contains(where: { $0.hasPrefix("@") }),
+                case .value(let sql, let kind, _) = try operand(components[...], in: scope)
+            {
+                return (sql, kind)
+            }
             let reference = try reference(components[...], in: scope)
             guard let kind = reference.kind ?? (reference.read.isObject ? .number : nil) else {
                 throw SQLiteUntranslatable("computing with '\(components.joined(separator: "."))'")

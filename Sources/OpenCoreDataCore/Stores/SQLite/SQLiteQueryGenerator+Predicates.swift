@@ -45,11 +45,18 @@ extension SQLiteQueryGenerator {
         case .direct:
             return try compare(type, options, lhs, rhs)
         case .any, .all:
-            guard case .toMany(let path) = lhs else {
-                throw SQLiteUntranslatable("ANY or ALL over a value that is not a to-many relationship")
-            }
             let all = predicate.comparisonPredicateModifier == .all
-            return try quantified(path, all: all) { element in try compare(type, options, element, rhs) }
+            switch lhs {
+            case .toMany(let path):
+                return try quantified(path, all: all) { element in try compare(type, options, element, rhs) }
+            case .value(let sql, _, _), .object(let sql, _):
+                // A lone value: memory ranges over it alone, and over nothing when it is nil (ANY is then false,
+                // ALL true).
+                let compared = try compare(type, options, lhs, rhs)
+                return all ? "(\(sql) IS NULL OR \(compared))" : "(\(sql) IS NOT NULL AND \(compared))"
+            case .constant:
+                throw SQLiteUntranslatable("ANY or ALL over a constant")
+            }
         }
     }
 
@@ -399,6 +406,21 @@ extension SQLiteQueryGenerator {
         }
     }
 
+    /// `relationship.attribute.@count`: memory counts the set of the destinations' values, which holds each value
+    /// once and no nil, as `COUNT(DISTINCT …)` counts.
+    private func distinctCount(_ path: SQLiteToManyPath, in scope: SQLiteScope) throws -> SQLiteOperand {
+        guard let key = path.rest.first, let slot = path.destination.entity._caches.slotByName[key],
+            slot < path.destination.slots.count,
+            case .attribute(let column, let type, _) = path.destination.slots[slot], SQLiteValueKind(type) != nil
+        else { throw SQLiteUntranslatable("@count of a key path that is not an attribute") }
+        let inner = SQLiteScope(alias: context.newAlias("s"), entity: path.destination)
+        let value = "\(inner.alias).\(path.destination.table.columns[column].name)"
+        let (from, correlation) = subqueryFrom(path, inner)
+        let count = "(SELECT COUNT(DISTINCT \(value)) FROM \(from) WHERE \(correlation))"
+        guard path.ownerAlias != scope.alias else { return .value(count, .number, exact: true) }
+        return .value("(CASE WHEN \(path.ownerAlias).Z_PK IS NULL THEN NULL ELSE \(count) END)", .number, exact: true)
+    }
+
     // MARK: Expressions
 
     /// What `expression` stands for, evaluated against the rows of `scope`.
@@ -478,6 +500,7 @@ extension SQLiteQueryGenerator {
                     ownerAlias: alias, relationship: relationship, storage: storage, destination: destination,
                     rest: components[(index + 1)...])
                 if let next = path.rest.first, next.hasPrefix("@") { return try aggregate(path, in: scope) }
+                if path.rest.count == 2, path.rest.last == "@count" { return try distinctCount(path, in: scope) }
                 return .toMany(path)
             case .none:
                 throw SQLiteUntranslatable("'\(key)' is not stored")
