@@ -511,6 +511,8 @@ extension NSManagedObjectContext {
         _assertOnQueue()
         _undoManager?.removeAllActions()
         let objects = _registry.values.map { $0.takeUnretainedValue() }
+        _batchResidency = nil
+        _partialObjects = [:]
         _registry = [:]
         _retained = [:]
         _tellStores(registered: false, objects.map(\._objectID))

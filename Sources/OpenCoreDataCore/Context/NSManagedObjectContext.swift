@@ -80,6 +80,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `NSManagedObjectContext+BatchEmulation.swift`): its objects are plain `NSManagedObject`s, it posts no
     /// notifications, its saves check deny rules only and are merged nowhere.
     @exclusivity(unchecked) var _isBatchExecutor = false
+    /// The objects of the last fetch with a `fetchBatchSize`, whose older batches give their values back as later
+    /// ones are touched (see `NSManagedObjectContext+BatchFaulting.swift`).
+    @exclusivity(unchecked) var _batchResidency: BatchResidency?
+    /// Partial faults (objects fetched with `propertiesToFetch`) and the slots they have not loaded (see
+    /// `NSManagedObjectContext+PartialFaults.swift`).
+    @exclusivity(unchecked) var _partialObjects: [ObjectIdentifier: SlotSet] = [:]
 
     @exclusivity(unchecked) var _undoManager: UndoManager?
     var _name: String?

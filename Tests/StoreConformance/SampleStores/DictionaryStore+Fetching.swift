@@ -55,6 +55,8 @@ extension DictionaryStore {
         let expression: NSExpression
         /// `sum:`, `count:`, `min:`, `max:` or `average:` of `expression`'s one argument, over a group.
         let aggregate: String?
+        /// The description's `expressionResultType`: decimal results are computed in decimals.
+        var resultType: NSAttributeType = .undefinedAttributeType
     }
 
     private static let aggregates: Set<String> = ["sum:", "count:", "min:", "max:", "average:"]
@@ -66,9 +68,13 @@ extension DictionaryStore {
             if expression.expressionType == .function, Self.aggregates.contains(expression.function),
                 let argument = expression.arguments?.first
             {
-                return Column(key: description.name, expression: argument, aggregate: expression.function)
+                return Column(
+                    key: description.name, expression: argument, aggregate: expression.function,
+                    resultType: description.expressionResultType)
             }
-            return Column(key: description.name, expression: expression, aggregate: nil)
+            return Column(
+                key: description.name, expression: expression, aggregate: nil,
+                resultType: description.expressionResultType)
         case let description as NSPropertyDescription:
             return Column(key: description.name, expression: NSExpression(forKeyPath: description.name), aggregate: nil)
         case let keyPath as String:
@@ -94,7 +100,7 @@ extension DictionaryStore {
                 let dictionary = NSMutableDictionary()
                 for column in columns {
                     if let value = value(of: column.expression, for: snapshot) {
-                        dictionary[column.key] = value
+                        dictionary[column.key] = column.resultType == .decimalAttributeType ? decimal(value) : value
                     }
                 }
                 results.append(dictionary)
@@ -104,7 +110,10 @@ extension DictionaryStore {
             var groups: [[AnyHashable]: [RowSnapshot]] = [:]
             for snapshot in matches {
                 let key = groupBy.map { column -> AnyHashable in
-                    (value(of: column.expression, for: snapshot) as? AnyHashable) ?? AnyHashable(NSNull())
+                    let value = value(of: column.expression, for: snapshot)
+                    // Foundation on Linux recurses without end hashing an NSDecimalNumber; its decimal hashes.
+                    if let number = value as? NSDecimalNumber { return AnyHashable(number.decimalValue) }
+                    return (value as? AnyHashable) ?? AnyHashable(NSNull())
                 }
                 if groups[key] == nil { order.append(key) }
                 groups[key, default: []].append(snapshot)
@@ -128,7 +137,8 @@ extension DictionaryStore {
                     let value: Any?
                     if let aggregate = column.aggregate {
                         value = self.aggregate(
-                            aggregate, of: members.map { self.value(of: column.expression, for: $0) })
+                            aggregate, of: members.map { self.value(of: column.expression, for: $0) },
+                            type: column.resultType)
                     } else {
                         value = members.first.flatMap { self.value(of: column.expression, for: $0) }
                     }
@@ -192,6 +202,8 @@ extension DictionaryStore {
             return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
         case (let x as Date, let y as Date):
             return x.compare(y)
+        case (let x as Decimal, let y as Decimal):
+            return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
         case (let x as NSNumber, let y as NSNumber):
             return x.compare(y)
         default:
@@ -199,9 +211,25 @@ extension DictionaryStore {
         }
     }
 
-    private func aggregate(_ function: String, of values: [Any?]) -> Any? {
+    /// A number as a decimal number.
+    private func decimal(_ value: Any) -> Any {
+        switch value {
+        case let number as NSDecimalNumber: return number
+        case let decimal as Decimal: return NSDecimalNumber(decimal: decimal)
+        case let number as NSNumber: return NSDecimalNumber(string: number.stringValue)
+        default: return value
+        }
+    }
+
+    private func aggregate(_ function: String, of values: [Any?], type: NSAttributeType) -> Any? {
         let present = values.compactMap { $0 }
         if function == "count:" { return NSNumber(value: present.count) }
+        if type == .decimalAttributeType, function == "sum:" || function == "average:" {
+            let decimals = present.compactMap { (decimal($0) as? NSDecimalNumber)?.decimalValue }
+            guard !decimals.isEmpty else { return nil }
+            let sum = decimals.reduce(Decimal(0), +)
+            return NSDecimalNumber(decimal: function == "sum:" ? sum : sum / Decimal(decimals.count))
+        }
         let numbers = present.compactMap { $0 as? NSNumber }
         switch function {
         case "sum:":
