@@ -43,8 +43,10 @@ final class PostgreSQLQueryGenerator {
     /// Whether `lower()` folds case beyond ASCII in this database (its `LC_CTYPE` is not `C`/`POSIX`).
     let foldsCase: Bool
     private(set) var arguments: [String?] = []
-    private var joins: [String] = []
+    private(set) var joins: [String] = []
     private var joinAliases: [String: String] = [:]
+    /// While translating a having predicate: the result columns its key paths and variables name.
+    var resultColumns: [String: Operand] = [:]
     /// Key paths longer than this are left to in-memory evaluation.
     static let maximumKeyPathLength = 8
     /// Predicates nested deeper than this are left to in-memory evaluation.
@@ -66,13 +68,7 @@ final class PostgreSQLQueryGenerator {
     func plan(_ request: NSFetchRequest<NSFetchRequestResult>, entity: PostgreSQLEntity, selection: Selection)
         -> PostgreSQLFetchPlan
     {
-        var conditions: [String] = []
-        let numbers = request.includesSubentities ? entity.family : [entity.number]
-        let tableNumbers = schema.entities.filter { $0.table === entity.table }.map(\.number)
-        if Set(numbers) != Set(tableNumbers) {
-            conditions.append(
-                "t0.\"Z_ENT\" = ANY(\(bind("{" + numbers.map(String.init).joined(separator: ",") + "}", "integer[]")))")
-        }
+        var conditions = entityCondition(entity, includesSubentities: request.includesSubentities).map { [$0] } ?? []
         var complete = true
         if let predicate = request.predicate {
             if let sql = attempt({ translate(predicate, entity: entity, depth: 0) }) {
@@ -130,16 +126,24 @@ final class PostgreSQLQueryGenerator {
         return PostgreSQLFetchPlan(sql: sql, arguments: arguments, isComplete: complete)
     }
 
+    /// The condition that picks the rows of `entity` (and its subentities) from its table, if it holds others too.
+    func entityCondition(_ entity: PostgreSQLEntity, includesSubentities: Bool) -> String? {
+        let numbers = includesSubentities ? entity.family : [entity.number]
+        let tableNumbers = schema.entities.filter { $0.table === entity.table }.map(\.number)
+        guard Set(numbers) != Set(tableNumbers) else { return nil }
+        return "t0.\"Z_ENT\" = ANY(\(bind("{" + numbers.map(String.init).joined(separator: ",") + "}", "integer[]")))"
+    }
+
     /// Runs `body`, forgetting the arguments and joins it added if it translates nothing: PostgreSQL refuses a
     /// parameter that the SQL does not use.
-    private func attempt(_ body: () -> String?) -> String? {
+    func attempt(_ body: () -> String?) -> String? {
         let saved = (arguments, joins, joinAliases)
         if let sql = body() { return sql }
         (arguments, joins, joinAliases) = saved
         return nil
     }
 
-    private func sortExpression(_ descriptor: NSSortDescriptor, entity: PostgreSQLEntity) -> String? {
+    func sortExpression(_ descriptor: NSSortDescriptor, entity: PostgreSQLEntity) -> String? {
         guard let key = descriptor.key, descriptor.selector == nil || descriptor.selector == Selector("compare:"),
             case .attribute(let sql, let type)? = resolve(key, entity: entity)
         else { return nil }
@@ -150,26 +154,46 @@ final class PostgreSQLQueryGenerator {
 
     // MARK: Key paths
 
+    /// What a key path reaches: a column of the table `alias` stands for, or the object there itself (`self`).
+    enum Reached {
+        case column(alias: String, column: PostgreSQLSlotColumn)
+        case object(alias: String, entity: PostgreSQLEntity)
+    }
+
     /// The column a key path names, joining the tables of the to-one relationships on its way.
     func resolve(_ keyPath: String, entity: PostgreSQLEntity) -> Operand? {
+        if let column = resultColumns[keyPath] { return column }
         let components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        switch walk(components, entity: entity) {
+        case .column(let alias, .attribute(let name, let type, _))?:
+            return .attribute(sql: alias + "." + quoted(name), type: type)
+        case .column(let alias, .toOne(let name, _, let destination))?:
+            guard let target = schema.entity(destination) else { return nil }
+            return .toOne(sql: alias + "." + quoted(name), table: target.table.name)
+        case .object(let alias, let reached)?:
+            return .object(sql: alias + ".\"Z_PK\"", table: reached.table.name)
+        case nil:
+            return nil
+        }
+    }
+
+    /// Follows `components` through to-one relationships, joining each table once (`LEFT JOIN`, so that a missing
+    /// destination gives `NULL`s rather than dropping the row).
+    func walk(_ components: [String], entity: PostgreSQLEntity) -> Reached? {
         guard components.count <= Self.maximumKeyPathLength else { return nil }
         var current = entity
         var alias = "t0"
         var path = ""
         for (index, component) in components.enumerated() {
             let isLast = index == components.count - 1
-            if component == "self", isLast {
-                return .object(sql: alias + ".\"Z_PK\"", table: current.table.name)
-            }
+            if component == "self", isLast { return .object(alias: alias, entity: current) }
             guard let slot = current.slotIndex[component], let column = current.slotColumns[slot] else { return nil }
             switch column {
-            case .attribute(let name, let type, _):
-                guard isLast else { return nil }
-                return .attribute(sql: alias + "." + quoted(name), type: type)
+            case .attribute:
+                return isLast ? .column(alias: alias, column: column) : nil
             case .toOne(let name, _, let destination):
                 guard let target = schema.entity(destination) else { return nil }
-                if isLast { return .toOne(sql: alias + "." + quoted(name), table: target.table.name) }
+                if isLast { return .column(alias: alias, column: column) }
                 path += (path.isEmpty ? "" : ".") + component
                 if let existing = joinAliases[path] {
                     alias = existing
@@ -230,7 +254,7 @@ final class PostgreSQLQueryGenerator {
         var right = comparison.rightExpression
         var operation = comparison.predicateOperatorType
         if left.expressionType == .constantValue,
-            right.expressionType == .keyPath || right.expressionType == .evaluatedObject
+            [.keyPath, .evaluatedObject, .variable].contains(right.expressionType)
         {
             guard let flipped = Self.flipped(operation) else { return nil }
             swap(&left, &right)
@@ -252,6 +276,8 @@ final class PostgreSQLQueryGenerator {
         let operand: Operand?
         switch left.expressionType {
         case .keyPath: operand = resolve(left.keyPath, entity: entity)
+        // A having predicate names result columns by key or by variable (`$count`), as memory substitutes them.
+        case .variable: operand = resultColumns[left.variable]
         case .evaluatedObject: operand = .object(sql: "t0.\"Z_PK\"", table: entity.table.name)
         default: operand = nil
         }

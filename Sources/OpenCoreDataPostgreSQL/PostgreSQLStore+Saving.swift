@@ -26,16 +26,7 @@ extension PostgreSQLStore {
         var keys = [Int64](repeating: 0, count: objects.count)
         do {
             for (root, indices) in byTable.sorted(by: { $0.key < $1.key }) {
-                let result = try connection.query(
-                    """
-                    UPDATE \(schema.qualified("Z_PRIMARYKEY")) SET "Z_MAX" = "Z_MAX" + $1::bigint \
-                    WHERE "Z_ENT" = $2::integer RETURNING "Z_MAX"
-                    """, [String(indices.count), String(root)])
-                guard let last = result.int64(0, 0) else {
-                    throw Self.error(
-                        CocoaError.Code.fileReadCorruptFile.rawValue,
-                        "The store at \(redactedURL) is damaged: Z_PRIMARYKEY has no row for entity \(root)")
-                }
+                let last = try reserveKeys(indices.count, root: root, connection, schema)
                 for (offset, index) in indices.enumerated() {
                     keys[index] = last - Int64(indices.count) + 1 + Int64(offset)
                 }
@@ -52,10 +43,7 @@ extension PostgreSQLStore {
     }
 
     package func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
-        let (connection, schema) = try open()
-        guard !isReadOnly else {
-            throw Self.error(NSPersistentStoreSaveError, "The PostgreSQL store at \(redactedURL) was added read-only")
-        }
+        let (connection, schema) = try openForWriting()
         let metadataChanged = metadata.map { storedMetadata?.isEqual(to: $0) != true } ?? false
         do {
             return try connection.transaction {
@@ -64,10 +52,7 @@ extension PostgreSQLStore {
                     try writeMetadata(metadata, connection: connection, schema: schema)
                 }
                 // Delivered when the transaction commits, to every process that listens for this store's commits.
-                if let identifier = metadata?[NSStoreUUIDKey] as? String {
-                    try connection.query(
-                        "SELECT pg_notify($1, '')", [PostgreSQLChangeListener.channel(forStore: identifier)])
-                }
+                try notifyCommit(connection)
                 return result
             }
         } catch let mismatch as VersionMismatch {
@@ -136,64 +121,83 @@ extension PostgreSQLStore {
             return (entity, key)
         }
 
+        // Deletions: a statement per table and chunk (`deleteRows`), then the join rows of the deleted objects.
+        var deletions: [String: (PostgreSQLTable, [PostgreSQLChangedRow])] = [:]
+        var joinRows: [String: [Int64]] = [:]
         for change in changes.deleted {
             let (entity, key) = try mapped(change)
-            var sql = "DELETE FROM \(schema.qualified(entity.table.name)) WHERE \"Z_PK\" = $1::bigint"
-            var arguments: [String?] = [String(key)]
-            if !change.forced {
-                sql += " AND \"Z_OPT\" = $2::bigint"
-                arguments.append(String(change.expectedVersion))
-            }
-            // A row changed or deleted underneath the saving context is a conflict, as in the SQLite store.
-            if try connection.query(sql, arguments).affectedRows != 1 { mismatched.append(change.objectID) }
+            let row = PostgreSQLChangedRow(
+                objectID: change.objectID, key: key, expectedVersion: change.forced ? nil : change.expectedVersion)
+            deletions[entity.table.name, default: (entity.table, [])].1.append(row)
             for case .join(let table, let source, _, _, _) in entity.toMany.values {
-                try connection.query(
-                    "DELETE FROM \(schema.qualified(table)) WHERE \(quoted(source)) = $1::bigint", [String(key)])
+                joinRows[
+                    "DELETE FROM \(schema.qualified(table)) WHERE \(quoted(source)) = ANY($1::bigint[])", default: []
+                ]
+                .append(key)
             }
         }
+        for (_, (table, rows)) in deletions.sorted(by: { $0.key < $1.key }) {
+            let deleted = try deleteRows(
+                rows.sorted { $0.key < $1.key }, table: table, connection: connection, schema: schema)
+            // A row changed or deleted underneath the saving context is a conflict, as in the SQLite store.
+            mismatched += rows.filter { !deleted.contains($0.key) }.map(\.objectID)
+        }
+        for (sql, keys) in joinRows.sorted(by: { $0.key < $1.key }) {
+            try connection.query(sql, [Self.keyList(keys)])
+        }
 
+        // Insertions: a statement per table and few thousand rows (`insertRows`), not a round trip per object.
+        var insertions: [ObjectIdentifier: [PostgreSQLNewRow]] = [:]
         for change in changes.inserted {
             let (entity, key) = try mapped(change)
-            var columns = ["\"Z_PK\"", "\"Z_ENT\"", "\"Z_OPT\""]
-            var arguments: [String?] = [String(key), String(entity.number), "1"]
-            for slot in entity.slotColumns.indices {
-                try appendValue(
-                    change.values[slot], slot: slot, entity: entity, columns: &columns, arguments: &arguments)
-            }
-            let placeholders = (1...arguments.count).map { "$\($0)" }.joined(separator: ", ")
-            try connection.query(
-                "INSERT INTO \(schema.qualified(entity.table.name)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
-                arguments)
+            insertions[ObjectIdentifier(entity.table), default: []].append(
+                PostgreSQLNewRow(key: key, entity: entity, values: change.values))
             result.versions[change.objectID] = 1
         }
-
-        // Rows in one order (table, key) in every process, so that two saves locking the same rows cannot deadlock.
-        let updates = try changes.updated.map { change in (change, try mapped(change)) }.sorted {
-            ($0.1.0.table.name, $0.1.1) < ($1.1.0.table.name, $1.1.1)
+        for rows in insertions.values.sorted(by: { $0[0].entity.table.name < $1[0].entity.table.name }) {
+            try insertRows(rows, table: rows[0].entity.table, connection: connection, schema: schema)
         }
-        for (change, (entity, key)) in updates {
-            var columns: [String] = []
-            var arguments: [String?] = []
+
+        // Updates: a statement per table, set of changed columns and chunk (`updateRows`). Rows in one order (table,
+        // key) in every process, so that two saves locking the same rows cannot deadlock.
+        var shapes: [[String]: (PostgreSQLTable, [(name: String, type: String)], [PostgreSQLChangedRow])] = [:]
+        for change in changes.updated {
+            let (entity, key) = try mapped(change)
+            var names: [String] = []
+            var row = PostgreSQLChangedRow(
+                objectID: change.objectID, key: key, expectedVersion: change.forced ? nil : change.expectedVersion)
             for slot in entity.slotColumns.indices where change.changedSlots.contains(slot) {
-                try appendValue(
-                    change.values[slot], slot: slot, entity: entity, columns: &columns, arguments: &arguments)
+                for (column, text) in try columnTexts(change.values[slot], slot: slot, entity: entity) {
+                    names.append(column)
+                    row.texts.append(text)
+                }
             }
-            var assignments = columns.enumerated().map { "\($0.element) = $\($0.offset + 1)" }
-            assignments.append("\"Z_OPT\" = \"Z_OPT\" + 1")
-            arguments.append(String(key))
-            var sql = """
-                UPDATE \(schema.qualified(entity.table.name)) SET \(assignments.joined(separator: ", ")) \
-                WHERE "Z_PK" = $\(arguments.count)::bigint
-                """
-            if !change.forced {
-                arguments.append(String(change.expectedVersion))
-                sql += " AND \"Z_OPT\" = $\(arguments.count)::bigint"
+            let shape = [entity.table.name] + names
+            if shapes[shape] == nil {
+                let table = entity.table
+                let columns = names.map { name in
+                    (name: name, type: table.position[name].map { table.columns[$0].type } ?? "text")
+                }
+                shapes[shape] = (table, columns, [])
             }
-            let updated = try connection.query(sql + " RETURNING \"Z_OPT\"", arguments)
-            if let version = updated.int64(0, 0) {
-                result.versions[change.objectID] = version
-            } else {
-                mismatched.append(change.objectID)
+            shapes[shape]!.2.append(row)
+        }
+        var updatedKeys: [String: (PostgreSQLTable, [Int64])] = [:]
+        for (table, _, rows) in shapes.values {
+            updatedKeys[table.name, default: (table, [])].1 += rows.map(\.key)
+        }
+        for (_, (table, keys)) in updatedKeys.sorted(by: { $0.key < $1.key }) {
+            try lockRows(keys.sorted(), table: table, connection: connection, schema: schema)
+        }
+        for (_, (table, columns, rows)) in shapes.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let versions = try updateRows(
+                rows.sorted { $0.key < $1.key }, columns: columns, table: table, connection: connection, schema: schema)
+            for row in rows {
+                if let version = versions[row.key] {
+                    result.versions[row.objectID] = version
+                } else {
+                    mismatched.append(row.objectID)
+                }
             }
         }
         if !mismatched.isEmpty { throw VersionMismatch(objectIDs: mismatched) }
@@ -204,21 +208,21 @@ extension PostgreSQLStore {
             for (slot, destinations) in change.toMany {
                 guard isNew || change.changedSlots.contains(slot), let toMany = entity.toMany[slot] else { continue }
                 let keys = destinations.compactMap { self.key(of: $0) }
+                // A new object has no join rows yet: nothing to remove, nothing to add.
+                if isNew, keys.isEmpty { continue }
                 try writeToMany(toMany, key: key, destinations: keys, connection: connection, schema: schema)
             }
         }
         return result
     }
 
-    /// Adds the column(s) and text of one slot's value to an INSERT or UPDATE.
-    private func appendValue(
-        _ value: StoredValue, slot: Int, entity: PostgreSQLEntity, columns: inout [String], arguments: inout [String?]
-    ) throws {
+    /// The column(s) of one slot's value, and their text: an attribute's value, a to-one's destination key (and its
+    /// entity number where the destination has subentities).
+    func columnTexts(_ value: StoredValue, slot: Int, entity: PostgreSQLEntity) throws -> [(String, String?)] {
         switch entity.slotColumns[slot] {
         case .attribute(let column, let type, let attribute)?:
-            columns.append(quoted(column))
             do {
-                arguments.append(try PostgreSQLValueCoding.text(value, type: type, attribute: attribute))
+                return [(column, try PostgreSQLValueCoding.text(value, type: type, attribute: attribute))]
             } catch let error as PostgreSQLValueCoding.UnstorableValue {
                 throw Self.error(
                     NSManagedObjectValidationError,
@@ -234,14 +238,14 @@ extension PostgreSQLStore {
             case .object(let object): destination = object.objectID
             default: destination = nil
             }
-            columns.append(quoted(column))
-            arguments.append(destination.flatMap { key(of: $0) }.map { String($0) })
+            var texts = [(column, destination.flatMap { key(of: $0) }.map { String($0) })]
             if let entityColumn {
-                columns.append(quoted(entityColumn))
-                arguments.append(destination.flatMap { schema?.entity($0.entity) }.map { String($0.number) })
+                texts.append(
+                    (entityColumn, destination.flatMap { schema?.entity($0.entity) }.map { String($0.number) }))
             }
+            return texts
         case nil:
-            break
+            return []
         }
     }
 

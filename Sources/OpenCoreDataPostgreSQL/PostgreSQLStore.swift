@@ -215,8 +215,12 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         storedMetadata = NSDictionary(dictionary: metadata)
     }
 
-    /// Deletes the store at `url`: drops its schema and everything in it. What
-    /// `NSPersistentStoreCoordinator.destroyPersistentStore(at:ofType:options:)` does for a store file.
+    /// Deletes the store at `url`: drops its schema and everything in it, as
+    /// `NSPersistentStoreCoordinator.destroyPersistentStore(at:ofType:options:)` does for this store's type.
+    ///
+    /// ```swift
+    /// try coordinator.destroyPersistentStore(at: url, type: NSPersistentStore.StoreType(rawValue: PostgreSQLStoreType))
+    /// ```
     public static func dropSchema(at url: URL) throws {
         let configuration: PostgreSQLConfiguration
         do {
@@ -232,6 +236,11 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
                 NSPersistentStoreOperationError,
                 "Could not drop the PostgreSQL store at \(configuration.redactedURL): \(error)")
         }
+    }
+
+    /// What `destroyPersistentStore(at:ofType:options:)` does for a `postgres://` URL: drops the store's schema.
+    public override class func _destroyStore(at url: URL) throws {
+        try dropSchema(at: url)
     }
 
     public override func didAdd(to coordinator: NSPersistentStoreCoordinator) {

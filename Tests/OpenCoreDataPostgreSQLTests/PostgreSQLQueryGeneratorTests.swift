@@ -3,6 +3,7 @@ import OpenCoreData
 import StoreConformance
 import Testing
 
+@testable import OpenCoreDataCore
 @testable import OpenCoreDataPostgreSQL
 
 /// Which predicates become SQL and which are left to in-memory evaluation: white-box, because the results are the same
@@ -70,5 +71,56 @@ import Testing
     @Test func stringsSortByCodePointWithNilFirst() {
         let plan = plan("Item", "TRUEPREDICATE", sortedBy: ["string"])
         #expect(plan.sql.contains("ORDER BY t0.\"ZSTRING\" COLLATE \"C\" ASC NULLS FIRST, t0.\"Z_PK\""))
+    }
+
+    /// The dictionary fetch of `request` on `Employee`, as SQL (or the reason it is left to memory).
+    func dictionaryPlan(_ configure: (NSFetchRequest<NSFetchRequestResult>) -> Void) throws -> PostgreSQLDictionaryPlan
+    {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model)
+        let store = PostgreSQLStore(
+            persistentStoreCoordinator: coordinator, configurationName: nil, at: URL(string: "postgres:///db")!)
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Employee")
+        request.entity = Self.model.entitiesByName["Employee"]
+        request.resultType = .dictionaryResultType
+        configure(request)
+        let fetch = StoreDictionaryFetch(request, entity: request.entity!)
+        let generator = PostgreSQLQueryGenerator(schema: schema, store: store, foldsCase: true)
+        return try generator.dictionaryPlan(fetch, entity: schema.entity(request.entity!)!)
+    }
+
+    @Test func groupedAggregatesWithAHavingPredicateAreOneStatement() throws {
+        let total = NSExpressionDescription()
+        total.name = "total"
+        total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "salary")])
+        total.expressionResultType = .doubleAttributeType
+        let plan = try dictionaryPlan { request in
+            request.propertiesToFetch = ["department.name", total]
+            request.propertiesToGroupBy = ["department.name"]
+            request.havingPredicate = NSPredicate(format: "total > 150")
+            request.predicate = NSPredicate(format: "age > %d", 20)
+        }
+        #expect(plan.sql.contains("sum(t0.\"ZSALARY\")"))
+        #expect(plan.sql.contains(" GROUP BY 1 HAVING (sum(t0.\"ZSALARY\") > $"))
+        #expect(plan.sql.contains("ORDER BY t1.\"ZNAME\" COLLATE \"C\" ASC NULLS FIRST"))
+        #expect(plan.arguments.contains("150") && plan.arguments.contains("20"))
+    }
+
+    @Test func divisionIsInFloatingPointAndByZeroNull() throws {
+        let half = NSExpressionDescription()
+        half.name = "half"
+        half.expression = NSExpression(
+            forFunction: "divide:by:", arguments: [NSExpression(forKeyPath: "age"), NSExpression(forKeyPath: "salary")])
+        half.expressionResultType = .doubleAttributeType
+        let plan = try dictionaryPlan { $0.propertiesToFetch = [half] }
+        #expect(plan.sql.contains("((t0.\"ZAGE\")::double precision / NULLIF(t0.\"ZSALARY\", 0))"))
+    }
+
+    @Test func dictionaryFetchesSQLWouldAnswerDifferentlyAreLeftToMemory() {
+        #expect(throws: PostgreSQLUntranslatable.self) {
+            try dictionaryPlan {
+                $0.propertiesToFetch = ["name"]
+                $0.predicate = NSPredicate(format: "name MATCHES 'A.*'")
+            }
+        }
     }
 }

@@ -144,6 +144,43 @@ final class SQLiteFaultingPerson: NSManagedObject {
         }
     }
 
+    /// Iterating a batched result keeps only the last batches' values: earlier unchanged objects turn back into
+    /// faults (and load again if touched again); changed ones keep their changes and save.
+    @Test func batchesNoLongerTouchedGiveTheirValuesBack() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 60)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            request.fetchBatchSize = 10
+            request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)]
+            let volumes = try context.fetch(request)
+            volumes[5].setValue("changed", forKey: "title")
+            var numbers: [Int32] = []
+            for volume in volumes { numbers.append(volume.value(forKey: "number") as? Int32 ?? -1) }
+            #expect(numbers == (0..<60).map { Int32($0) })
+            #if !canImport(CoreData)
+            // The first batches gave their values back; the last ones keep them.
+            #expect(volumes[0].isFault)
+            #expect(volumes[25].isFault)
+            #expect(!volumes[59].isFault)
+            #endif
+            // The changed object kept its change; the others read their values again.
+            #expect(!volumes[5].isFault)
+            #expect(volumes[5].value(forKey: "title") as? String == "changed")
+            #expect(volumes[0].value(forKey: "title") as? String == "volume 0-0")
+            #expect(volumes[26].value(forKey: "number") as? Int32 == 26)
+            try context.save()
+        }
+        let reader = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        try reader.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            request.predicate = NSPredicate(format: "number == 5")
+            let saved = try reader.fetch(request)
+            #expect(saved.first?.value(forKey: "title") as? String == "changed")
+        }
+    }
+
     @Test func prefetchingLoadsEachRelationshipInOneQuery() throws {
         let directory = SQLiteTestDirectory()
         let url = try Self.fill(directory, shelves: 6, volumes: 5)

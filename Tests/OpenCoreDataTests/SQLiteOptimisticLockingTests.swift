@@ -105,6 +105,29 @@ import Testing
         #expect(after == [[.text("Ada (second)"), .integer(3)], [.text("Bob (second)"), .integer(2)]])
     }
 
+    /// The error policy reports every conflict of the save in one error, not the first it meets.
+    @Test func theErrorPolicyReportsEveryConflictOfTheSave() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let theirs = try loadedOwners("Ada", "Bob", in: stores.second)
+        try stores.first.performAndWait {
+            try owner("Ada", in: stores.first).setValue("Ada (first)", forKey: "name")
+            try owner("Bob", in: stores.first).setValue("Bob (first)", forKey: "name")
+            try stores.first.save()
+        }
+        let error = saveError(of: stores.second) {
+            theirs[0].setValue("Ada (second)", forKey: "name")
+            theirs[1].setValue("Bob (second)", forKey: "name")
+        }
+        let failure = try #require(error)
+        #expect(failure.code == NSManagedObjectMergeError)
+        let conflicts = try #require(failure.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict])
+        let names = stores.second.performAndWait {
+            Set(conflicts.compactMap { $0.persistedSnapshot?["name"] as? String })
+        }
+        #expect(names == ["Ada (first)", "Bob (first)"])
+    }
+
     @Test func updatingAnObjectDeletedByAnotherCoordinatorConflicts() throws {
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)

@@ -273,7 +273,6 @@ import Testing
         let predicates = [
             NSPredicate(format: "int16 + 1 > 0"),
             NSPredicate(format: "lowercase:(name) == 'ada'"),
-            NSPredicate(format: "decimal == nil"),
             NSPredicate(format: "plist == nil"),
             NSPredicate(format: "name == 'Ada' AND int16 * 2 > 3"),
             NSPredicate { object, _ in ((object as? NSManagedObject)?.value(forKey: "name") as? String)?.count == 3 },
@@ -285,6 +284,36 @@ import Testing
             #expect(result.sql == result.memory, "\(predicate.predicateFormat)")
             #expect(!result.inSQL, "\(predicate.predicateFormat) should be left to memory")
         }
+    }
+
+    /// A decimal column holds an integer or the double whose shortest description is the decimal, and those keep the
+    /// decimals' order: SQL compares decimals as memory does. A constant that no double names is left to memory.
+    @Test func decimalsCompareInSQLAsInMemory() throws {
+        let fixture = try Fixture()
+        let values = ["10.11", "3.3333333333", "0.1", "-2.5", "250", "0.0000001", "123456789.123456", "3"]
+        try fixture.context.performAndWait {
+            for (item, value) in zip(fixture.all["Item"] ?? [], values) {
+                item.setValue(NSDecimalNumber(string: value), forKey: "decimal")
+            }
+            try fixture.context.save()
+        }
+        let probes: [(String, [Any])] = [
+            ("decimal == nil", []), ("decimal > 100", []), ("decimal <= 0.1", []), ("decimal == 3", []),
+            ("decimal == %@", [NSDecimalNumber(string: "3.3333333333")]), ("decimal == %@", [3.3333333333]),
+            ("decimal < %@", [NSDecimalNumber(string: "10.11")]), ("decimal BETWEEN {0, 11}", []),
+            ("decimal IN %@", [[NSDecimalNumber(string: "0.1"), NSDecimalNumber(value: 250)]]),
+            ("int16 < %@", [NSDecimalNumber(string: "-2.5")]),
+        ]
+        for (format, arguments) in probes {
+            let predicate = NSPredicate(format: format, argumentArray: arguments)
+            let result = try fixture.compare(predicate)
+            #expect(result.sql == result.memory, "\(predicate.predicateFormat)")
+            #expect(result.inSQL, "\(predicate.predicateFormat) should be answered in SQL")
+        }
+        let precise = try fixture.compare(
+            NSPredicate(format: "decimal < %@", NSDecimalNumber(string: "0.12345678901234567891")))
+        #expect(precise.sql == precise.memory)
+        #expect(!precise.inSQL)
     }
 
     @Test func objectsAndObjectIDsCompareByPrimaryKey() throws {

@@ -27,7 +27,8 @@ public struct StoreConformanceCase: Sendable, CustomTestStringConvertible {
 
     /// Every case.
     public static var all: [StoreConformanceCase] {
-        crud + attributes + relationships + deleteRules + inheritance + predicates + fetchShapes + faulting
+        crud + attributes + relationships + deleteRules + inheritance + predicates + fetchShapes + dictionaryResults
+            + batchRequests + faulting
             + optimisticLocking + metadata + multipleStores + concurrency
     }
 }

@@ -1,4 +1,5 @@
-/// Batch requests for stores that do not execute them themselves (the in-memory and atomic stores): a private
+/// Batch requests for stores that do not execute them themselves (the in-memory and atomic stores), and for the
+/// requests a store cannot express in its SQL (`package` for the PostgreSQL store, which calls these then): a private
 /// context fetches the objects, changes, deletes or inserts them, and saves, with what sets a batch request apart
 /// from a save — no validation beyond deny rules, no notifications, no merging into other contexts, and plain
 /// `NSManagedObject`s, so that no subclass code (`awakeFromInsert`, `willSave`…) runs where the SQLite store would
@@ -28,7 +29,7 @@ extension NSManagedObjectContext {
         return try self.fetch(fetch) as! [NSManagedObject]
     }
 
-    static func _emulate(_ update: StoreBatchUpdate, in store: NSPersistentStore) throws -> StoreBatchOutcome {
+    package static func _emulate(_ update: StoreBatchUpdate, in store: NSPersistentStore) throws -> StoreBatchOutcome {
         let context = try _batchExecutor(for: store)
         let fetch = NSFetchRequest<NSFetchRequestResult>()
         fetch.entity = update.entity
@@ -55,7 +56,7 @@ extension NSManagedObjectContext {
         return StoreBatchOutcome(count: objects.count, objectIDs: update.wantsObjectIDs ? objects.map(\.objectID) : [])
     }
 
-    static func _emulate(_ delete: StoreBatchDelete, in store: NSPersistentStore) throws -> StoreBatchOutcome {
+    package static func _emulate(_ delete: StoreBatchDelete, in store: NSPersistentStore) throws -> StoreBatchOutcome {
         let context = try _batchExecutor(for: store)
         let objects: [NSManagedObject]
         if let ids = delete.objectIDs {
@@ -74,7 +75,7 @@ extension NSManagedObjectContext {
         return StoreBatchOutcome(count: deleted.count, objectIDs: delete.wantsObjectIDs ? deleted.map(\.objectID) : [])
     }
 
-    static func _emulate(_ insert: StoreBatchInsert, in store: NSPersistentStore) throws -> StoreBatchOutcome {
+    package static func _emulate(_ insert: StoreBatchInsert, in store: NSPersistentStore) throws -> StoreBatchOutcome {
         let context = try _batchExecutor(for: store)
         var objects: [NSManagedObject] = []
         while let values = try insert.next() {
@@ -89,7 +90,7 @@ extension NSManagedObjectContext {
 
 extension NSManagedObjectContext {
     /// Dictionary results of a store that does not compute them itself: from its objects as saved.
-    static func _emulate(_ fetch: StoreDictionaryFetch, in store: NSPersistentStore) throws -> [NSDictionary] {
+    package static func _emulate(_ fetch: StoreDictionaryFetch, in store: NSPersistentStore) throws -> [NSDictionary] {
         let context = try _batchExecutor(for: store)
         let request = NSFetchRequest<NSFetchRequestResult>()
         request.entity = fetch.entity

@@ -181,6 +181,9 @@ extension NSManagedObjectContext {
         case .managedObjectIDResultType:
             return .results(objects.map(\.objectID))
         default:
+            if request.fetchBatchSize > 0, objects.count > request.fetchBatchSize {
+                _batchResidency = BatchResidency(objects, batchSize: request.fetchBatchSize)
+            }
             return .objects(objects)
         }
     }
@@ -192,6 +195,21 @@ extension NSManagedObjectContext {
         if rows.count > 64 { _registry.reserveCapacity(_registry.count + rows.count) }
         let loadsValues = request.includesPropertyValues
         let asFaults = request.returnsObjectsAsFaults
+        // A fetch with propertiesToFetch makes partial faults; their unloaded slots, per entity.
+        let partialNames = request._partialPropertyNames
+        var unfetched: [ObjectIdentifier: SlotSet] = [:]
+        func markPartial(_ object: NSManagedObject) {
+            guard let partialNames else { return }
+            let entity = object._entity
+            let slots =
+                unfetched[ObjectIdentifier(entity)]
+                ?? {
+                    let slots = entity._unfetchedSlots(loading: partialNames)
+                    unfetched[ObjectIdentifier(entity)] = slots
+                    return slots
+                }()
+            if !slots.isEmpty { _partialObjects[ObjectIdentifier(object)] = slots }
+        }
         // The class of the last entity seen: rows come mostly of one entity, and finding a class takes a lock.
         var lastEntity: NSEntityDescription?
         var lastClass: NSManagedObject.Type = NSManagedObject.self
@@ -202,10 +220,20 @@ extension NSManagedObjectContext {
                     registered._committed = row.values
                     registered._version = row.version
                     registered._applyTransientDefaults()
+                    markPartial(registered)
                     if !asFaults {
                         registered._flags.remove(.fault)
                         registered.awakeFromFetch()
                     }
+                } else if partialNames != nil {
+                    // A partial row never replaces values the object has (a full snapshot, or its changes).
+                } else if !_partialObjects.isEmpty, !registered.hasChanges, !row.values.isEmpty,
+                    _partialObjects.removeValue(forKey: ObjectIdentifier(registered)) != nil
+                {
+                    // A partial fault fetched whole: it has all its values now.
+                    registered._values = row.values
+                    registered._committed = row.values
+                    registered._version = row.version
                 } else if request.shouldRefreshRefetchedObjects, !registered.hasChanges, !row.values.isEmpty {
                     registered._values = row.values
                     registered._committed = row.values
@@ -221,6 +249,7 @@ extension NSManagedObjectContext {
             }
             let object = _materialize(
                 row.objectID, row: loadsValues && !row.values.isEmpty ? row : nil, objectClass: lastClass)
+            if !object._values.isEmpty { markPartial(object) }
             if object._values.isEmpty {
                 object._flags.insert(.fault)
             } else if asFaults {

@@ -86,6 +86,9 @@ extension NSManagedObjectContext {
         _lifetimeLock.lock()
         defer { _lifetimeLock.unlock() }
         object._withContext { context in
+            // The batched result may hold this object unretained: it is given up before it could dangle.
+            context._batchResidency = nil
+            if !context._partialObjects.isEmpty { context._partialObjects[ObjectIdentifier(object)] = nil }
             context._removeFromRegistry(object)
             context._giveUpValues(of: object)
         }
@@ -237,6 +240,7 @@ extension NSManagedObjectContext {
     /// inaccessible, deleted-looking object (Apple's `shouldDeleteInaccessibleFaults`).
     func _fulfillFault(of object: NSManagedObject) {
         guard object._flags.contains(.fault) else { return }
+        if let residency = _batchResidency, !_isEvaluatingFetch { residency.touch(object, in: self) }
         if !object._values.isEmpty {
             // Values read while a fetch is evaluated in memory leave the object a fault, as the fetch returns it.
             if _isEvaluatingFetch { return }
@@ -258,6 +262,7 @@ extension NSManagedObjectContext {
             return
         }
         object._flags.remove(.fault)
+        if !_partialObjects.isEmpty { _partialObjects[ObjectIdentifier(object)] = nil }
         if let row {
             object._values = row.values
             object._committed = row.values
@@ -384,6 +389,7 @@ extension NSManagedObjectContext {
         }
         guard !object._flags.contains(.deleted) else { return }
         object._fireFaultIfNeeded()
+        if !_partialObjects.isEmpty { _completePartialFault(object) }
         object._flags.insert(.deleted)
         object._flags.insert(.pendingDeletePropagation)
         if object._flags.contains(.inserted) {
@@ -433,6 +439,8 @@ extension NSManagedObjectContext {
 
     /// Records an object whose values changed.
     func _registerUpdated(_ object: NSManagedObject) {
+        // A changed object is validated and saved whole: a partial fault loads the rest first.
+        if !_partialObjects.isEmpty { _completePartialFault(object) }
         _updated[ObjectIdentifier(object)] = object
         _eventUpdated[ObjectIdentifier(object)] = object
         _noteEventChange()

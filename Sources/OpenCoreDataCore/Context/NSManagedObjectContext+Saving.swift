@@ -514,6 +514,8 @@ extension NSManagedObjectContext {
         _queryGenerationMovesOn()
         _undoManager?.removeAllActions()
         let objects = _registry.values.map { $0.takeUnretainedValue() }
+        _batchResidency = nil
+        _partialObjects = [:]
         _registry = [:]
         _retained = [:]
         _tellStores(registered: false, objects.map(\._objectID))

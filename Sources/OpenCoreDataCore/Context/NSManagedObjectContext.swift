@@ -82,6 +82,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var _isBatchExecutor = false
     /// The generation the context reads (NSManagedObjectContext+QueryGenerations.swift); looked at by every read.
     @exclusivity(unchecked) var _queryGeneration = ContextQueryGeneration.unpinned
+    /// The objects of the last fetch with a `fetchBatchSize`, whose older batches give their values back as later
+    /// ones are touched (see `NSManagedObjectContext+BatchFaulting.swift`).
+    @exclusivity(unchecked) var _batchResidency: BatchResidency?
+    /// Partial faults (objects fetched with `propertiesToFetch`) and the slots they have not loaded (see
+    /// `NSManagedObjectContext+PartialFaults.swift`).
+    @exclusivity(unchecked) var _partialObjects: [ObjectIdentifier: SlotSet] = [:]
 
     @exclusivity(unchecked) var _undoManager: UndoManager?
     var _name: String?

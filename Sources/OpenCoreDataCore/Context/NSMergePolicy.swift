@@ -36,6 +36,10 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     /// Resolves optimistic-locking conflicts by changing the objects of the saving context; throws if the policy
     /// does not resolve them.
     open func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
+        // The error policy reports every conflict of the save at once, as Apple's does.
+        if mergeType == .errorMergePolicyType, let context = list.lazy.compactMap({ $0.sourceObject._context }).first {
+            throw context._mergeError(list)
+        }
         for conflict in list {
             try _resolve(conflict)
         }

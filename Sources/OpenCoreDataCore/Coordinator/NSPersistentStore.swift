@@ -236,8 +236,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
             userInfo: info)
     }
 
-    /// Deletes the store files at `url`. Stores with companion files (SQLite's `-wal`, `-shm`) override.
-    class func _destroyStore(at url: URL) throws {
+    /// Deletes the store files at `url`, for `NSPersistentStoreCoordinator.destroyPersistentStore(at:ofType:options:)`.
+    /// Stores with companion files (SQLite's `-wal`, `-shm`) override, and so may stores outside the framework that
+    /// keep their data elsewhere (the PostgreSQL store drops its schema): not Apple API, hence the underscore.
+    open class func _destroyStore(at url: URL) throws {
         guard url.isFileURL else { return }
         switch StoreLocation(url) {
         case .devNull, .missing:

@@ -231,14 +231,36 @@ extension StoreDictionaryFetch {
 
     /// A computed value as its column returns it: converted to the column's type, or as it is.
     /// Numbers that are not finite (a division by zero) are `nil`, as SQL computes them; a number for a date is
-    /// seconds since 2001, as the SQLite store keeps dates.
-    static func typed(_ value: Any?, _ type: NSAttributeType) -> Any? {
+    /// seconds since 2001, as the SQLite store keeps dates; a decimal is `decimal(computed:)`.
+    package static func typed(_ value: Any?, _ type: NSAttributeType) -> Any? {
         guard let value = PredicateValueComparison.unwrap(value) else { return nil }
         let number = value is Date ? nil : PredicateNumber(value)
         if case .double(let double)? = number, !double.isFinite { return nil }
         guard type != .undefinedAttributeType else { return number?.object ?? value }
         if type == .dateAttributeType, let number { return Date(timeIntervalSinceReferenceDate: number.doubleValue) }
+        if type == .decimalAttributeType, let number {
+            return decimal(computed: number).map { NSDecimalNumber(decimal: $0) }
+        }
         return StoredValue.attributeValue(value, type: type)?.publicValue
+    }
+
+    /// A computed number as a decimal result: an integer exactly, anything else at 15 significant digits.
+    ///
+    /// A SQLite store keeps decimals as integers or doubles (Apple's stores in the test corpus hold `10.11` as the
+    /// REAL 10.11), so SQL sums, averages and arithmetic over them are computed in floating point: 1.1 + 2.2 is
+    /// 3.3000000000000003 there. 15 significant digits are what a double holds of any decimal, what SQLite gives
+    /// for a REAL as text and what a decimal column keeps, so the sum comes back as the decimal 3.3. Memory computes
+    /// the same values (in decimals or doubles) and rounds them the same way, so every store gives the same decimals.
+    static func decimal(computed number: PredicateNumber) -> Decimal? {
+        let double: Double
+        switch number {
+        case .int(let value): return Decimal(value)
+        case .uint(let value): return Decimal(value)
+        case .double(let value): double = value
+        case .decimal(let value): double = PredicateNumber.nearestDouble(value)
+        }
+        guard double.isFinite else { return nil }
+        return Decimal(string: String(format: "%.15g", double), locale: Locale(identifier: "en_US_POSIX"))
     }
 }
 
@@ -285,8 +307,15 @@ extension StoreDictionaryFetch {
                 for column in columns {
                     switch column.value {
                     case .aggregate(let aggregate, let argument):
-                        row[column.key] = Self.typed(
-                            Self.aggregate(aggregate, of: argument, over: group.objects), column.resultType)
+                        let value = Self.aggregate(aggregate, of: argument, over: group.objects)
+                        if aggregate == .min || aggregate == .max, column.resultType == .decimalAttributeType,
+                            case .decimal? = value.flatMap(PredicateNumber.init)
+                        {
+                            // The extreme of decimals is one of them, unrounded, as the SQLite store reads it.
+                            row[column.key] = value
+                        } else {
+                            row[column.key] = Self.typed(value, column.resultType)
+                        }
                     default:
                         if row[column.key] == nil, let first = group.objects.first {
                             row[column.key] = Self.value(of: column, for: first)
@@ -362,6 +391,10 @@ extension StoreDictionaryFetch {
             guard !values.isEmpty else { return nil }
             let numbers = values.compactMap { value -> PredicateNumber? in
                 if let date = value as? Date { return .double(date.timeIntervalSinceReferenceDate) }
+                // A whole decimal is an INTEGER in a SQLite store's decimal column, and SQL sums those exactly.
+                if case .decimal(let decimal)? = PredicateNumber(value), let integer = Self.integer(decimal) {
+                    return .int(integer)
+                }
                 return PredicateNumber(value)
             }
             if aggregate == .sum, numbers.allSatisfy({ if case .int = $0 { return true } else { return false } }) {
@@ -370,6 +403,16 @@ extension StoreDictionaryFetch {
             let total = numbers.reduce(0.0) { $0 + $1.doubleValue }
             return NSNumber(value: aggregate == .sum ? total : total / Double(values.count))
         }
+    }
+
+    /// `decimal` as an integer, if it is a whole number a 64-bit integer holds.
+    private static func integer(_ decimal: Decimal) -> Int64? {
+        guard !decimal.isNaN else { return nil }
+        var value = decimal
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &value, 0, .plain)
+        guard rounded == decimal else { return nil }
+        return Int64(NSDecimalNumber(decimal: decimal).stringValue)
     }
 
     /// The order of groups without sort descriptors, as SQL orders the grouped columns: `nil` first, objects by

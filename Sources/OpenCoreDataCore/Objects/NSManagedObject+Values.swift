@@ -37,6 +37,7 @@ extension NSManagedObject {
     /// The value in `slot`, with relationship faults resolved to objects.
     func _resolvedValue(at slot: Int) -> StoredValue {
         _fireFaultIfNeeded()
+        if let context = _context, !context._partialObjects.isEmpty { context._completePartialFault(self, for: slot) }
         switch _values[slot] {
         case .objectID(let id):
             guard let context = _context else { return .null }
@@ -132,6 +133,7 @@ extension NSManagedObject {
     @inline(__always)
     func _prepareToChange() {
         _fireFaultIfNeeded()
+        if let context = _context, !context._partialObjects.isEmpty { context._completePartialFault(self) }
         if _flags.contains(.deletedAndSaved) {
             preconditionFailure(
                 "The object \(_objectID) was deleted and saved; it can no longer be changed (key-value coding)")

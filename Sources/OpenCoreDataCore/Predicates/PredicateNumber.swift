@@ -61,8 +61,16 @@ package enum PredicateNumber: Sendable {
         case .int(let v): Double(v)
         case .uint(let v): Double(v)
         case .double(let v): v
-        case .decimal(let v): NSDecimalNumber(decimal: v).doubleValue
+        case .decimal(let v): PredicateNumber.nearestDouble(v)
         }
+    }
+
+    /// The double nearest to `value`. Foundation's `NSDecimalNumber.doubleValue` on Linux multiplies by powers of ten
+    /// and can miss by an ulp (3.3333333333 gives 3.3333333332999997), so that a decimal would compare unequal with
+    /// the double that names it, which a SQLite store keeps for it; parsing its digits rounds correctly.
+    package static func nearestDouble(_ value: Decimal) -> Double {
+        if value.isNaN { return .nan }
+        return Double(NSDecimalNumber(decimal: value).stringValue) ?? NSDecimalNumber(decimal: value).doubleValue
     }
 
     /// `value` as a `Decimal`, or NaN when a decimal cannot hold it: Foundation's `Decimal(_: Double)` stops on

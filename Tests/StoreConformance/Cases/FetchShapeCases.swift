@@ -146,5 +146,111 @@ extension StoreConformanceCase {
                 #expect(abs(mean - 238.0 / 7) < 1e-9)
             }
         },
+        StoreConformanceCase("Dictionary results aggregate, group and compare decimals") { fixture in
+            let stack = try ConformanceStack(fixture)
+            try ConformanceData.populate(stack.newContext())
+            let context = stack.newContext()
+            try context.run {
+                context.make("Item", ["int16": 77, "decimal": NSDecimalNumber(string: "1.1")])
+                context.make("Item", ["int16": 77, "decimal": NSDecimalNumber(string: "2.2")])
+                context.make("Item", ["int16": 78, "decimal": NSDecimalNumber(string: "2.2")])
+                try context.save()
+                func expression(_ name: String, _ function: String?, _ format: String) -> NSExpressionDescription {
+                    let description = NSExpressionDescription()
+                    description.name = name
+                    description.expression =
+                        function.map { NSExpression(forFunction: $0, arguments: [NSExpression(format: format)]) }
+                        ?? NSExpression(format: format)
+                    description.expressionResultType = .decimalAttributeType
+                    return description
+                }
+                func decimals(_ rows: [NSDictionary], _ key: String) -> [Decimal?] {
+                    rows.map { ($0[key] as? NSDecimalNumber)?.decimalValue }
+                }
+                let aggregates = [
+                    expression("total", "sum:", "decimal"), expression("mean", "average:", "decimal"),
+                    expression("lowest", "min:", "decimal"), expression("highest", "max:", "decimal"),
+                ]
+                // The populated items hold 10.5, 250 and 100.25 (and two have none), sorted by the decimal, as
+                // code that fetches an aggregate often does.
+                let overall = NSFetchRequest<NSDictionary>(entityName: "Item")
+                overall.resultType = .dictionaryResultType
+                overall.predicate = NSPredicate(format: "int16 < 70")
+                overall.sortDescriptors = [NSSortDescriptor(key: "decimal", ascending: false)]
+                let count = NSExpressionDescription()
+                count.name = "count"
+                count.expression = NSExpression(forFunction: "count:", arguments: [NSExpression(forKeyPath: "decimal")])
+                count.expressionResultType = .integer64AttributeType
+                overall.propertiesToFetch = aggregates + [count]
+                let row = try #require(try context.fetch(overall).first)
+                #expect((row["total"] as? NSDecimalNumber)?.decimalValue == Decimal(string: "360.75"))
+                #expect((row["mean"] as? NSDecimalNumber)?.decimalValue == Decimal(string: "120.25"))
+                #expect((row["lowest"] as? NSDecimalNumber)?.decimalValue == Decimal(string: "10.5"))
+                #expect((row["highest"] as? NSDecimalNumber)?.decimalValue == 250)
+                #expect((row["count"] as? NSNumber)?.intValue == 3)
+                // 1.1 + 2.2 is the decimal 3.3, though a double sum is 3.3000000000000003.
+                overall.predicate = NSPredicate(format: "int16 == 77")
+                let small = try #require(try context.fetch(overall).first)
+                #expect((small["total"] as? NSDecimalNumber)?.decimalValue == Decimal(string: "3.3"))
+                #expect((small["mean"] as? NSDecimalNumber)?.decimalValue == Decimal(string: "1.65"))
+                #expect((small["lowest"] as? NSDecimalNumber)?.decimalValue == Decimal(string: "1.1"))
+                // Arithmetic on decimals, per object.
+                let tripled = NSFetchRequest<NSDictionary>(entityName: "Item")
+                tripled.resultType = .dictionaryResultType
+                tripled.predicate = NSPredicate(format: "int16 == 77")
+                tripled.propertiesToFetch = [expression("tripled", nil, "decimal * 3")]
+                tripled.sortDescriptors = [NSSortDescriptor(key: "decimal", ascending: true)]
+                #expect(
+                    decimals(try context.fetch(tripled), "tripled") == [Decimal(string: "3.3"), Decimal(string: "6.6")])
+                // Grouped by a decimal, counted, with a having predicate.
+                let byValue = NSFetchRequest<NSDictionary>(entityName: "Item")
+                byValue.resultType = .dictionaryResultType
+                byValue.predicate = NSPredicate(format: "decimal != nil")
+                byValue.propertiesToFetch = ["decimal", count]
+                byValue.propertiesToGroupBy = ["decimal"]
+                byValue.sortDescriptors = [NSSortDescriptor(key: "decimal", ascending: true)]
+                let groups = try context.fetch(byValue)
+                #expect(
+                    decimals(groups, "decimal") == ["1.1", "2.2", "10.5", "100.25", "250"].map { Decimal(string: $0) })
+                #expect(groups.map { ($0["count"] as? NSNumber)?.intValue } == [1, 2, 1, 1, 1])
+                byValue.havingPredicate = NSPredicate(format: "count > 1")
+                #expect(decimals(try context.fetch(byValue), "decimal") == [Decimal(string: "2.2")])
+                // A having predicate comparing a decimal sum sees the sum as it is returned: exactly 3.3.
+                let byNumber = NSFetchRequest<NSDictionary>(entityName: "Item")
+                byNumber.resultType = .dictionaryResultType
+                byNumber.propertiesToFetch = ["int16", expression("total", "sum:", "decimal")]
+                byNumber.propertiesToGroupBy = ["int16"]
+                byNumber.sortDescriptors = [NSSortDescriptor(key: "int16", ascending: true)]
+                byNumber.havingPredicate = NSPredicate(format: "total <= 3.3")
+                let cheap = try context.fetch(byNumber)
+                #expect(cheap.map { ($0["int16"] as? NSNumber)?.intValue } == [77, 78])
+                #expect(decimals(cheap, "total") == [Decimal(string: "3.3"), Decimal(string: "2.2")])
+            }
+        },
+        StoreConformanceCase("Objects fetched with propertiesToFetch read every property as stored") { fixture in
+            let stack = try ConformanceStack(fixture)
+            try ConformanceData.populate(stack.newContext())
+            let context = stack.newContext()
+            try context.run {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+                request.propertiesToFetch = ["name"]
+                request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+                let employees = try context.fetch(request)
+                #expect(employees.map { $0.value(forKey: "name") as? String } == ["Ann", "Bob", "Cid", "Dee", "Émile"])
+                #expect(employees.map { ($0.value(forKey: "age") as? NSNumber)?.intValue } == [34, 28, 45, 23, 38])
+                let departments = employees.map {
+                    ($0.value(forKey: "department") as? NSManagedObject)?.value(forKey: "name") as? String
+                }
+                #expect(departments == ["R&D", "R&D", "Sales", nil, "Sales"])
+                employees[1].setValue(29, forKey: "age")
+                try context.save()
+            }
+            let reader = stack.newContext()
+            try reader.run {
+                let bob = try ConformanceData.one(reader, "Employee", "name", "Bob")
+                #expect((bob.value(forKey: "age") as? NSNumber)?.intValue == 29)
+                #expect((bob.value(forKey: "salary") as? NSNumber)?.doubleValue == 80)
+            }
+        },
     ]
 }

@@ -55,6 +55,8 @@ extension DictionaryStore {
         let expression: NSExpression
         /// `sum:`, `count:`, `min:`, `max:` or `average:` of `expression`'s one argument, over a group.
         let aggregate: String?
+        /// The description's `expressionResultType`: decimal results are computed in decimals.
+        var resultType: NSAttributeType = .undefinedAttributeType
     }
 
     private static let aggregates: Set<String> = ["sum:", "count:", "min:", "max:", "average:"]
@@ -66,9 +68,13 @@ extension DictionaryStore {
             if expression.expressionType == .function, Self.aggregates.contains(expression.function),
                 let argument = expression.arguments?.first
             {
-                return Column(key: description.name, expression: argument, aggregate: expression.function)
+                return Column(
+                    key: description.name, expression: argument, aggregate: expression.function,
+                    resultType: description.expressionResultType)
             }
-            return Column(key: description.name, expression: expression, aggregate: nil)
+            return Column(
+                key: description.name, expression: expression, aggregate: nil,
+                resultType: description.expressionResultType)
         case let description as NSPropertyDescription:
             return Column(key: description.name, expression: NSExpression(forKeyPath: description.name), aggregate: nil)
         case let keyPath as String:
@@ -94,7 +100,7 @@ extension DictionaryStore {
                 let dictionary = NSMutableDictionary()
                 for column in columns {
                     if let value = value(of: column.expression, for: snapshot) {
-                        dictionary[column.key] = value
+                        dictionary[column.key] = column.resultType == .decimalAttributeType ? decimal(value) : value
                     }
                 }
                 results.append(dictionary)
@@ -104,7 +110,10 @@ extension DictionaryStore {
             var groups: [[AnyHashable]: [RowSnapshot]] = [:]
             for snapshot in matches {
                 let key = groupBy.map { column -> AnyHashable in
-                    (value(of: column.expression, for: snapshot) as? AnyHashable) ?? AnyHashable(NSNull())
+                    let value = value(of: column.expression, for: snapshot)
+                    // Foundation on Linux recurses without end hashing an NSDecimalNumber; its decimal hashes.
+                    if let number = value as? NSDecimalNumber { return AnyHashable(number.decimalValue) }
+                    return (value as? AnyHashable) ?? AnyHashable(NSNull())
                 }
                 if groups[key] == nil { order.append(key) }
                 groups[key, default: []].append(snapshot)
@@ -113,6 +122,14 @@ extension DictionaryStore {
                 order = [[]]
                 groups[[]] = []
             }
+            // Groups in the order of their values, no value first, as SQL's ORDER BY of the grouped columns gives.
+            order.sort { a, b in
+                for (x, y) in zip(a, b) {
+                    let order = Self.compare(x, y)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+                return false
+            }
             for key in order {
                 let members = groups[key] ?? []
                 let dictionary = NSMutableDictionary()
@@ -120,17 +137,35 @@ extension DictionaryStore {
                     let value: Any?
                     if let aggregate = column.aggregate {
                         value = self.aggregate(
-                            aggregate, of: members.map { self.value(of: column.expression, for: $0) })
+                            aggregate, of: members.map { self.value(of: column.expression, for: $0) },
+                            type: column.resultType)
                     } else {
                         value = members.first.flatMap { self.value(of: column.expression, for: $0) }
                     }
                     if let value { dictionary[column.key] = value }
                 }
-                if let having = request.havingPredicate, !having.evaluate(with: dictionary) { continue }
+                // A having predicate names the columns by key or as variables (`$count`).
+                if let having = request.havingPredicate,
+                    !having.evaluate(with: dictionary, substitutionVariables: dictionary as? [String: Any] ?? [:])
+                {
+                    continue
+                }
                 results.append(dictionary)
             }
             if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-                results = (results as NSArray).sortedArray(using: descriptors).compactMap { $0 as? NSDictionary }
+                // The keys name result columns ("department.name" is a key of the dictionaries, not a path in them).
+                results = results.enumerated().sorted { a, b in
+                    for descriptor in descriptors {
+                        let key = descriptor.key ?? ""
+                        let order = Self.compare(
+                            a.element[key] as? AnyHashable ?? AnyHashable(NSNull()),
+                            b.element[key] as? AnyHashable ?? AnyHashable(NSNull()))
+                        if order != .orderedSame {
+                            return (order == .orderedAscending) == descriptor.ascending
+                        }
+                    }
+                    return a.offset < b.offset
+                }.map(\.element)
             }
         }
         if request.returnsDistinctResults {
@@ -153,12 +188,53 @@ extension DictionaryStore {
         }
     }
 
-    private func aggregate(_ function: String, of values: [Any?]) -> Any? {
+    /// Grouped values in SQL's order: no value first, IDs by their URIs, others by `compare:`.
+    private static func compare(_ a: AnyHashable, _ b: AnyHashable) -> ComparisonResult {
+        switch (a.base, b.base) {
+        case (is NSNull, is NSNull): return .orderedSame
+        case (is NSNull, _): return .orderedAscending
+        case (_, is NSNull): return .orderedDescending
+        case (let x as NSManagedObjectID, let y as NSManagedObjectID):
+            let left = x.uriRepresentation().absoluteString
+            let right = y.uriRepresentation().absoluteString
+            return left == right ? .orderedSame : (left < right ? .orderedAscending : .orderedDescending)
+        case (let x as String, let y as String):
+            return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
+        case (let x as Date, let y as Date):
+            return x.compare(y)
+        case (let x as Decimal, let y as Decimal):
+            return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
+        case (let x as NSNumber, let y as NSNumber):
+            return x.compare(y)
+        default:
+            return .orderedSame
+        }
+    }
+
+    /// A number as a decimal number.
+    private func decimal(_ value: Any) -> Any {
+        switch value {
+        case let number as NSDecimalNumber: return number
+        case let decimal as Decimal: return NSDecimalNumber(decimal: decimal)
+        case let number as NSNumber: return NSDecimalNumber(string: number.stringValue)
+        default: return value
+        }
+    }
+
+    private func aggregate(_ function: String, of values: [Any?], type: NSAttributeType) -> Any? {
         let present = values.compactMap { $0 }
         if function == "count:" { return NSNumber(value: present.count) }
+        if type == .decimalAttributeType, function == "sum:" || function == "average:" {
+            let decimals = present.compactMap { (decimal($0) as? NSDecimalNumber)?.decimalValue }
+            guard !decimals.isEmpty else { return nil }
+            let sum = decimals.reduce(Decimal(0), +)
+            return NSDecimalNumber(decimal: function == "sum:" ? sum : sum / Decimal(decimals.count))
+        }
         let numbers = present.compactMap { $0 as? NSNumber }
         switch function {
         case "sum:":
+            // SQL's sum of no values is NULL.
+            guard !numbers.isEmpty else { return nil }
             if numbers.allSatisfy({ Double($0.int64Value) == $0.doubleValue }) {
                 return NSNumber(value: numbers.reduce(Int64(0)) { $0 + $1.int64Value })
             }

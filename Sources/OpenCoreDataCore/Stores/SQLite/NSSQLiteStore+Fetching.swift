@@ -91,8 +91,13 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             }
             let wantsValues = request.includesPropertyValues && request.resultType != .managedObjectIDResultType
             let batchSize = wantsValues ? request.fetchBatchSize : 0
+            // Partial faults: only the columns of propertiesToFetch. Such rows are not kept in the row cache, which
+            // fulfils faults with whole rows.
+            let partial = wantsValues && batchSize == 0 ? request._partialPropertyNames : nil
+            let selection: SQLiteQueryGenerator.Selection =
+                partial.map { .properties($0) } ?? (wantsValues && batchSize == 0 ? .rows : .keys)
             let plan = SQLiteQueryGenerator(mapping: mapping, store: self).plan(
-                request, entity: entity, selection: wantsValues && batchSize == 0 ? .rows : .keys)
+                request, entity: entity, selection: selection)
             guard plan.isComplete else {
                 let rows = _remember(
                     try _rows(plan, of: entity.table, connection: connection, mapping: mapping, values: true))
@@ -101,7 +106,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             }
             var rows = try _rows(
                 plan, of: entity.table, connection: connection, mapping: mapping, values: wantsValues && batchSize == 0)
-            if wantsValues, batchSize == 0 { _remember(rows) }
+            if wantsValues, batchSize == 0, partial == nil { _remember(rows) }
             if batchSize > 0 {
                 rows = try _batch(rows, size: batchSize, connection: connection, mapping: mapping)
             }

@@ -17,12 +17,16 @@ enum SQLiteValueKind {
     case uuid
     case uri
 
-    /// The kind of an attribute type's values, or `nil` for values SQL cannot compare as memory does (decimals,
-    /// whose SQL storage is inexact; transformable values, stored archived).
+    /// The kind of an attribute type's values, or `nil` for values SQL cannot compare as memory does (transformable
+    /// values, stored archived).
+    ///
+    /// Decimals are numbers: a decimal column holds an integer, or the double whose shortest description is the
+    /// decimal (`SQLiteValueCoding.storedDecimal` refuses any other), and shortest descriptions keep the order of
+    /// doubles, so that SQL orders and compares stored decimals as memory compares the decimals.
     init?(_ type: NSAttributeType) {
         switch type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
-            .doubleAttributeType, .floatAttributeType:
+            .doubleAttributeType, .floatAttributeType, .decimalAttributeType:
             self = .number
         case .dateAttributeType: self = .date
         case .stringAttributeType: self = .string
@@ -75,7 +79,7 @@ enum SQLiteBinding {
 
 extension SQLiteBinding {
     /// How `constant` binds against a column of `kind`. Throws for constants SQL cannot compare exactly
-    /// (decimals with fractions, unsigned integers beyond Int64).
+    /// (decimals that neither an integer nor a double names, unsigned integers beyond Int64).
     static func binding(of constant: Any, for kind: SQLiteValueKind) throws -> SQLiteBinding {
         switch kind {
         case .number, .date:
@@ -86,10 +90,11 @@ extension SQLiteBinding {
             case .double(let value): return .value(.real(value))
             case .uint: throw SQLiteUntranslatable("an unsigned integer beyond Int64")
             case .decimal(let value):
-                guard let integer = Int64(exactly: NSDecimalNumber(decimal: value).doubleValue),
-                    Decimal(integer) == value
-                else { throw SQLiteUntranslatable("a decimal constant with a fraction") }
-                return .value(.integer(integer))
+                // Bound as a decimal column would hold it; one it could not hold is compared in memory.
+                guard let stored = try? SQLiteValueCoding.storedDecimal(value) else {
+                    throw SQLiteUntranslatable("a decimal constant that neither an integer nor a double holds")
+                }
+                return .value(stored)
             }
         case .string:
             guard let string = PredicateValueComparison.string(constant) else { return .incompatible }

@@ -58,6 +58,13 @@ extension SQLiteQueryGenerator {
                 reads.append((fetched ? column.key : nil, read))
                 if let kind { resultColumns[column.key] = .value(alias, kind, exact: aggregate != .average) }
             }
+            if column.resultType == .decimalAttributeType, case .computed = reads[reads.count - 1].read {
+                // A decimal computed in floating point comes back at 15 significant digits
+                // (`StoreDictionaryFetch.decimal(computed:)`); a having predicate compares that value, as memory does.
+                let rounded = "CAST(printf('%.15g', \(alias)) AS REAL)"
+                resultColumns[column.key] = .value(
+                    "(CASE WHEN typeof(\(alias)) = 'real' THEN \(rounded) ELSE \(alias) END)", .number, exact: true)
+            }
             aliases[column.key] = alias
             return alias
         }

@@ -24,6 +24,9 @@ struct SQLiteQueryGenerator {
         case rows
         /// `Z_PK`, `Z_ENT`, `Z_OPT` only: rows that become faults.
         case keys
+        /// `Z_PK`, `Z_ENT`, `Z_OPT` and the columns of the named properties (of the entity and its subentities):
+        /// rows of partial faults. The other columns are selected as NULL, so that rows decode as full ones do.
+        case properties(Set<String>)
         /// The number of matching rows.
         case count
     }
@@ -67,6 +70,10 @@ struct SQLiteQueryGenerator {
                 limitClause.isEmpty
                 ? "SELECT COUNT(*) FROM \(from)\(whereClause)"
                 : "SELECT COUNT(*) FROM (SELECT 1 FROM \(from)\(whereClause)\(limitClause))"
+        case .properties(let names) where isComplete:
+            sql =
+                "SELECT \(partialSelectList(entity, names)) FROM \(from)\(whereClause) ORDER BY "
+                + order.joined(separator: ", ") + limitClause
         case .keys where isComplete:
             sql =
                 "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT FROM \(from)\(whereClause) ORDER BY "
@@ -79,6 +86,30 @@ struct SQLiteQueryGenerator {
         }
         return SQLiteFetchPlan(
             sql: sql, arguments: context.arguments, isComplete: isComplete, untranslatable: untranslatable)
+    }
+
+    /// The select list of a partial fetch: the keys, then each column of the table if it holds a named property of
+    /// the entity or a subentity (a to-one relationship's entity column with its key), else NULL.
+    private func partialSelectList(_ entity: SQLiteEntityMapping, _ names: Set<String>) -> String {
+        var selected = Set<Int>()
+        for number in entity.kindNumbers {
+            guard let kind = context.mapping.entity(number: number) else { continue }
+            for (index, slot) in kind.slots.enumerated() where names.contains(kind.entity._caches.slots[index].name) {
+                switch slot {
+                case .attribute(let column, _, _), .derived(let column, _, _):
+                    selected.insert(column)
+                case .toOne(let foreignKey, let entityColumn, _):
+                    selected.insert(foreignKey)
+                    if let entityColumn { selected.insert(entityColumn) }
+                default:
+                    break
+                }
+            }
+        }
+        let columns = entity.table.columns.indices.map {
+            selected.contains($0) ? "t0.\(entity.table.columns[$0].name)" : "NULL"
+        }
+        return (["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + columns).joined(separator: ", ")
     }
 
     /// The highest predicate translated to SQL; a higher one is left to memory. SQLite's parser gives up on SQL
