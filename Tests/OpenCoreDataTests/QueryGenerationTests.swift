@@ -448,8 +448,13 @@ import Testing
         // Generations each reader saw move on while it read: the readers did overlap the writer.
         let movesSeen = Locked(0)
         @Sendable func fail(_ message: String) { failures.withLock { $0.append(message) } }
-        DispatchQueue.concurrentPerform(iterations: 4) { index in
+        // The writer starts once every reader has read once, so that they overlap however the threads are scheduled
+        // (one thread each: a pool as large as the two cores of CI ran the writer to its end before any reader).
+        let readersStarted = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        @Sendable func run(_ index: Int) {
             if index == 0 {
+                for _ in 1...3 { _ = readersStarted.wait(timeout: .now() + 30) }
                 writer.performAndWait {
                     do {
                         let counter = try writer.existingObject(with: counterID)
@@ -474,7 +479,8 @@ import Testing
                 do {
                     var lastValue: Int64 = 0
                     // Until the writer is done (bounded all the same).
-                    for _ in 0..<2_000 where writing.withLock({ $0 }) {
+                    for pass in 0..<2_000 where writing.withLock({ $0 }) {
+                        defer { if pass == 0 { readersStarted.signal() } }
                         try reader.setQueryGenerationFrom(.current)
                         let items = NSFetchRequest<NSManagedObject>(entityName: "Item")
                         let count = try reader.count(for: items)
@@ -501,6 +507,14 @@ import Testing
                 }
             }
         }
+        for index in 0..<4 {
+            done.enter()
+            Thread {
+                run(index)
+                done.leave()
+            }.start()
+        }
+        done.wait()
         #expect(movesSeen.withLock { $0 } > 0)
         #expect(failures.withLock { $0 } == [])
         try writer.performAndWait {
