@@ -5,6 +5,17 @@ import Testing
 /// `NSExpressionDescription` in both of Apple's spellings: `expressionResultType` (`NSAttributeType`) and the Swift
 /// `resultType` (`NSAttributeDescription.AttributeType`) that libraries written since iOS 15 use.
 @Suite struct ExpressionDescriptionTests {
+    /// The names of the workers matching `format`, in order.
+    static func names(in stack: BatchStack, matching format: String) throws -> [String] {
+        let context = stack.context()
+        return try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "BatchWorker")
+            request.predicate = NSPredicate(format: format)
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
+        }
+    }
+
     @Test func resultTypeIsExpressionResultTypeInTheSwiftSpelling() {
         let description = NSExpressionDescription()
         #expect(description.resultType == .undefined)
@@ -22,18 +33,14 @@ import Testing
         let total = NSExpressionDescription()
         total.name = "total"
         total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "salary")])
-        total.resultType = .double
-        let context = stack.context()
-        let rows = try context.performAndWait {
-            let request = NSFetchRequest<NSDictionary>(entityName: "BatchWorker")
-            request.resultType = .dictionaryResultType
+        total.resultType = .decimal
+        let rows = try DictionaryResultTests.fetch(stack) { request in
             request.propertiesToFetch = [total]
             request.predicate = NSPredicate(format: "salary <= 200")
-            return try context.fetch(request)
         }
-        // ann 100 + bob 200, as a double.
+        // ann 100 + bob 200, as a decimal number (without the result type, an integer).
         #expect(rows.count == 1)
-        #expect(rows.first?["total"] as? Double == 300)
+        #expect((rows.first?["total"] as? NSDecimalNumber)?.decimalValue == 300)
     }
 
     /// A grouped fetch may name an expression description that is not an aggregate — here a to-many relationship's
@@ -46,15 +53,11 @@ import Testing
         projects.name = "@count"
         projects.expression = NSExpression(forKeyPath: "projects.title.@count")
         projects.resultType = .integer64
-        let context = stack.context()
-        let rows = try context.performAndWait {
-            let request = NSFetchRequest<NSDictionary>(entityName: "BatchWorker")
-            request.resultType = .dictionaryResultType
+        let rows = try DictionaryResultTests.fetch(stack) { request in
             request.propertiesToGroupBy = ["name"]
             request.propertiesToFetch = ["name", projects]
             request.predicate = NSPredicate(format: "salary <= 300")
             request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
-            return try context.fetch(request)
         }
         #expect(rows.compactMap { $0["name"] as? String } == ["ann", "bob", "cy"])
         #expect(rows.compactMap { ($0["@count"] as? NSNumber)?.int64Value } == [1, 2, 0])
@@ -65,13 +68,7 @@ import Testing
     @Test(arguments: BatchStoreKind.all)
     func theCountOfADestinationsValuesInAPredicate(kind: BatchStoreKind) throws {
         let stack = try BatchStack(kind)
-        let context = stack.context()
-        let names = try context.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "BatchWorker")
-            request.predicate = NSPredicate(format: "projects.title.@count == 2")
-            return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
-        }
-        #expect(names == ["bob"])
+        #expect(try Self.names(in: stack, matching: "projects.title.@count == 2") == ["bob"])
     }
 
     /// An expression description without an expression names a property by its name, as any property description
@@ -81,14 +78,10 @@ import Testing
         let stack = try BatchStack(kind)
         let name = NSExpressionDescription()
         name.name = "name"
-        let context = stack.context()
-        let rows = try context.performAndWait {
-            let request = NSFetchRequest<NSDictionary>(entityName: "BatchWorker")
-            request.resultType = .dictionaryResultType
+        let rows = try DictionaryResultTests.fetch(stack) { request in
             request.propertiesToFetch = [name]
             request.predicate = NSPredicate(format: "salary <= 200")
             request.sortDescriptors = [NSSortDescriptor(key: "salary", ascending: true)]
-            return try context.fetch(request)
         }
         #expect(rows.compactMap { $0["name"] as? String } == ["ann", "bob"])
     }
@@ -98,15 +91,7 @@ import Testing
     @Test(arguments: BatchStoreKind.all)
     func anyAndAllOverALoneValue(kind: BatchStoreKind) throws {
         let stack = try BatchStack(kind)
-        let context = stack.context()
-        func names(_ format: String) throws -> [String] {
-            try context.performAndWait {
-                let request = NSFetchRequest<NSManagedObject>(entityName: "BatchWorker")
-                request.predicate = NSPredicate(format: format)
-                request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
-                return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
-            }
-        }
+        func names(_ format: String) throws -> [String] { try Self.names(in: stack, matching: format) }
         #expect(try names("SUBQUERY(projects, $p, ANY $p.title == 'gemini').@count > 0") == ["bob"])
         // Workers without a badge: ANY finds nothing to match, ALL nothing to fail.
         #expect(try names("ANY badge.code != 'A1'") == ["bob", "dee"])

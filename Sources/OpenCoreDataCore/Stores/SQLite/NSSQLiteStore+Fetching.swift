@@ -422,11 +422,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             statement.bind(key, at: 1)
             var destinations: [StoreRow] = []
             while try statement.step() {
-                let entity = try _rowEntity(
-                    statement.int64(1), key: statement.int64(0), table: Self._destinationTable(storage),
-                    mapping: mapping)
-                let destination = NSManagedObjectID(
-                    entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0)))
+                let destination = try _destinationID(statement, storage: storage, mapping: mapping)
                 // Only the key: the row cache's copy may be older than the asking context accepts.
                 destinations.append(StoreRow(objectID: destination, values: [], version: 0))
             }
@@ -437,10 +433,20 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         }
     }
 
+    /// The destination named by the current row of a `_destinationsSQL` statement (its key, then its entity).
+    func _destinationID(_ statement: SQLiteStatement, storage: SQLiteToManyStorage, mapping: SQLiteModelMapping) throws
+        -> NSManagedObjectID
+    {
+        let key = statement.int64(0)
+        let entity = try _rowEntity(
+            statement.int64(1), key: key, table: Self._destinationTable(storage), mapping: mapping)
+        return NSManagedObjectID(entity: entity.entity, store: self, reference: .primaryKey(key))
+    }
+
     /// `SELECT destination key, destination entity[, source key] …` for one source (`?`) or, with `many`, for a
     /// JSON array of sources, in the relationship's order.
     /// The table of the destinations stored as `storage`.
-    static func _destinationTable(_ storage: SQLiteToManyStorage) -> String {
+    private static func _destinationTable(_ storage: SQLiteToManyStorage) -> String {
         switch storage {
         case .foreignKey(let table, _, _): table.name
         case .join(let join): join.destinationTable

@@ -66,11 +66,7 @@ extension NSSQLiteStore {
             statement.bind(SQLiteTable.keyList(byKey.keys), at: 1)
             var all: [NSManagedObjectID] = []
             while try statement.step() {
-                let entity = try _rowEntity(
-                    statement.int64(1), key: statement.int64(0), table: Self._destinationTable(storage),
-                    mapping: mapping)
-                let destination = NSManagedObjectID(
-                    entity: entity.entity, store: self, reference: .primaryKey(statement.int64(0)))
+                let destination = try _destinationID(statement, storage: storage, mapping: mapping)
                 destinations[statement.int64(2), default: []].append(destination)
                 all.append(destination)
             }
