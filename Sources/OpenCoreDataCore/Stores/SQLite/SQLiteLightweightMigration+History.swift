@@ -19,11 +19,11 @@ extension SQLiteLightweightMigration {
     /// transaction).
     func migrateHistory() throws {
         guard try SQLiteHistorySchema.exists(in: connection) else { return }
-        var destinationOf: [Int64: SQLiteEntityMapping] = [:]
+        var destinationOf: [Int64: (entity: SQLiteEntityMapping, mapping: NSEntityMapping)] = [:]
         for (number, origin) in origins.sorted(by: { $0.key < $1.key }) where destinationOf[origin.source.number] == nil
         {
             guard let entity = destination.entities.first(where: { $0.number == number }) else { continue }
-            destinationOf[origin.source.number] = entity
+            destinationOf[origin.source.number] = (entity, origin.mapping)
         }
         let dropped = source.entities.map(\.number).filter { destinationOf[$0] == nil }
         if !dropped.isEmpty {
@@ -33,34 +33,39 @@ extension SQLiteLightweightMigration {
         let history = try SQLiteHistory(connection: connection)
         try addTombstoneColumns(history)
         for sourceEntity in source.entities {
-            guard let destinationEntity = destinationOf[sourceEntity.number] else { continue }
-            try migrateColumns(from: sourceEntity, to: destinationEntity, history: history)
-            try migrateTombstones(from: sourceEntity, to: destinationEntity)
+            guard let (destinationEntity, mapping) = destinationOf[sourceEntity.number] else { continue }
+            try migrateColumns(from: sourceEntity, to: destinationEntity, mapping: mapping, history: history)
+            try migrateTombstones(from: sourceEntity, to: destinationEntity, mapping: mapping)
         }
         // The numbers last, all in one statement, so that no change is renumbered twice.
-        let renumbered = destinationOf.filter { $0.key != $0.value.number }.sorted { $0.key < $1.key }
+        let renumbered = destinationOf.mapValues(\.entity.number).filter { $0.key != $0.value }.sorted {
+            $0.key < $1.key
+        }
         guard !renumbered.isEmpty else { return }
         let cases = renumbered.map { _ in "WHEN ? THEN ?" }.joined(separator: " ")
-        let bindings = renumbered.flatMap { [SQLiteValue.integer($0.key), .integer($0.value.number)] }
+        let bindings = renumbered.flatMap { [SQLiteValue.integer($0.key), .integer($0.value)] }
         try connection.statement(
             "UPDATE ACHANGE SET ZENTITY = CASE ZENTITY \(cases) END WHERE ZENTITY IN \(SQLiteTable.boundKeys)"
         ).run(bindings + [SQLiteTable.keyList(renumbered.map(\.key))])
     }
 
-    /// The name each destination property of `entity` had in the source model: its renaming identifier, or its
-    /// own name.
-    private func sourceName(of property: NSPropertyDescription) -> String {
-        property.renamingIdentifier.flatMap { $0.isEmpty ? nil : $0 } ?? property._name
+    /// The source property a destination property takes its value from under `mapping`, as the tables were
+    /// migrated (`sourcePropertyName(of:in:)`); `nil` for a new property.
+    private func sourceName(of property: NSPropertyDescription, in mapping: NSEntityMapping) -> String? {
+        (try? sourcePropertyName(of: property._name, in: mapping)) ?? nil
     }
 
     /// Rewrites the ZCOLUMNS bitmaps of `sourceEntity`'s updates for the destination entity's properties.
     private func migrateColumns(
-        from sourceEntity: SQLiteEntityMapping, to destinationEntity: SQLiteEntityMapping, history: SQLiteHistory
+        from sourceEntity: SQLiteEntityMapping, to destinationEntity: SQLiteEntityMapping, mapping: NSEntityMapping,
+        history: SQLiteHistory
     ) throws {
         let before = SQLiteHistory.recordedProperties(of: sourceEntity.entity).map(\._name)
         let after = SQLiteHistory.recordedProperties(of: destinationEntity.entity)
-        let destinationName = Dictionary(after.map { (sourceName(of: $0), $0._name) }) { first, _ in first }
-        guard before != after.map(\._name) || after.contains(where: { sourceName(of: $0) != $0._name }) else {
+        let destinationName = Dictionary(
+            after.compactMap { property in sourceName(of: property, in: mapping).map { ($0, property._name) } }
+        ) { first, _ in first }
+        guard before != after.map(\._name) || destinationName.contains(where: { $0.key != $0.value }) else {
             return
         }
         let read = try connection.prepare(
@@ -82,15 +87,15 @@ extension SQLiteLightweightMigration {
 
     /// Moves the tombstone values of `sourceEntity`'s deletions to the columns of the destination entity's
     /// preserved attributes (one statement: SQLite assigns from the values the row had before it).
-    private func migrateTombstones(from sourceEntity: SQLiteEntityMapping, to destinationEntity: SQLiteEntityMapping)
-        throws
-    {
+    private func migrateTombstones(
+        from sourceEntity: SQLiteEntityMapping, to destinationEntity: SQLiteEntityMapping, mapping: NSEntityMapping
+    ) throws {
         let before = SQLiteHistory.preservedAttributes(of: sourceEntity.entity).map(\._name)
         let after = SQLiteHistory.preservedAttributes(of: destinationEntity.entity)
         let width = max(before.count, after.count)
         guard width > 0 else { return }
         let assignments = (0..<width).map { index -> String in
-            let from = index < after.count ? before.firstIndex(of: sourceName(of: after[index])) : nil
+            let from = index < after.count ? sourceName(of: after[index], in: mapping).flatMap(before.firstIndex) : nil
             return "ZTOMBSTONE\(index) = " + (from.map { "ZTOMBSTONE\($0)" } ?? "NULL")
         }
         guard assignments != (0..<width).map({ "ZTOMBSTONE\($0) = ZTOMBSTONE\($0)" }) else { return }
