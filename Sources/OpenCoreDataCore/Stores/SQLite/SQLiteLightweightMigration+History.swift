@@ -7,8 +7,8 @@ import Foundation
 // migration's transaction:
 //
 // - a change of an entity the destination keeps gets the destination entity's number, its bitmap and tombstones
-//   the positions of the destination's properties (a property follows its renaming identifier; one that no longer
-//   exists drops out of the bitmap, and its tombstone value with it);
+//   the positions of the destination's properties (each follows the mapping its column followed; a property that no
+//   longer exists drops out of the bitmap, and its tombstone value with it);
 // - a change of an entity that the migration drops is deleted with the entity's rows: no object can answer to it;
 // - changes under entity numbers the source model does not know (written by something else) are left as they are.
 //
