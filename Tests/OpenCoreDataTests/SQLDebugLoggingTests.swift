@@ -10,10 +10,23 @@ import Testing
 final class CapturingLogHandler: LogHandler, @unchecked Sendable {
     // @unchecked: `messages` is a reference to a locked box; the other properties are values per handler copy.
     final class Messages: @unchecked Sendable {
-        private var lines: [String] = []
+        /// Each line with the thread that logged it.
+        private var lines: [(thread: ObjectIdentifier, line: String)] = []
         private let lock = NSLock()
-        func append(_ line: String) { lock.withLock { lines.append(line) } }
-        var all: [String] { lock.withLock { lines } }
+        func append(_ line: String) {
+            let thread = ObjectIdentifier(Thread.current)
+            lock.withLock { lines.append((thread, line)) }
+        }
+        var all: [String] { lock.withLock { lines.map(\.line) } }
+
+        /// The lines of the threads that logged a line containing `text`: a statement and the lines about it come
+        /// from one thread, and other suites' statements, logged on other threads at the same time, stay out.
+        func ofThreadsLogging(_ text: String) -> [String] {
+            lock.withLock {
+                let threads = Set(lines.filter { $0.line.contains(text) }.map(\.thread))
+                return lines.filter { threads.contains($0.thread) }.map(\.line)
+            }
+        }
     }
 
     let messages: Messages
@@ -36,7 +49,8 @@ final class CapturingLogHandler: LogHandler, @unchecked Sendable {
 /// logger set with `CoreDataLogging.logger` (the test's handler; `LoggingSystem.bootstrap` can run once a process).
 ///
 /// The levels are process-wide, so the suite runs its tests one at a time; statements of other suites running beside
-/// it are logged too, so each test looks only at lines about its own table, `ZSQLDEBUGPROBE`.
+/// it are logged too, so each test looks only at lines about its own table, `ZSQLDEBUGPROBE`, logged by the threads
+/// that logged its statements (another suite's annotation line could otherwise fall between a statement and its own).
 @Suite(.serialized) struct SQLDebugLoggingTests {
     static func model() -> NSManagedObjectModel {
         let probe = NSEntityDescription()
@@ -83,7 +97,7 @@ final class CapturingLogHandler: LogHandler, @unchecked Sendable {
             #expect(found.count == 1)
         }
         CoreDataLogging.sqlDebugLevel = 0
-        return messages.all
+        return messages.ofThreadsLogging("ZSQLDEBUGPROBE")
     }
 
     /// The lines about the probe's table, and the annotation lines that follow each of them.
