@@ -9,7 +9,8 @@ import Foundation
 /// ```
 ///
 /// `schema` names the PostgreSQL schema that holds the store's tables (`public` if not given), so that several
-/// stores share one database. Every other query item goes to libpq as a connection keyword (`sslmode`,
+/// stores share one database; `pool_size` bounds the connections that serve the store's requests at once (see
+/// `PostgreSQLConnectionPool`). Every other query item goes to libpq as a connection keyword (`sslmode`,
 /// `sslrootcert`, `connect_timeout`, `application_name`, `host`, `password`…); a keyword libpq does not know fails
 /// the connection with libpq's message. What is not in the URL comes from libpq's environment variables (`PGHOST`,
 /// `PGUSER`, `PGPASSWORD`…) and `~/.pgpass`, as for `psql`.
@@ -21,11 +22,13 @@ struct PostgreSQLConfiguration: Equatable {
     let connectionParameters: [(key: String, value: String)]
     /// The schema of the store's tables.
     let schema: String
+    /// The URL's `pool_size`, if it has one.
+    let poolSize: Int?
     /// The URL without its password, for messages.
     let redactedURL: String
 
     static func == (lhs: PostgreSQLConfiguration, rhs: PostgreSQLConfiguration) -> Bool {
-        lhs.schema == rhs.schema && lhs.redactedURL == rhs.redactedURL
+        lhs.schema == rhs.schema && lhs.poolSize == rhs.poolSize && lhs.redactedURL == rhs.redactedURL
             && lhs.connectionParameters.elementsEqual(rhs.connectionParameters) { $0 == $1 }
     }
 
@@ -71,10 +74,18 @@ struct PostgreSQLConfiguration: Equatable {
         }
         if !database.isEmpty { parameters.append(("dbname", database)) }
         var schema = "public"
+        var poolSize: Int?
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
             if item.name == "schema" {
                 schema = value
+                continue
+            }
+            if item.name == "pool_size" {
+                guard let size = Int(value), size >= 1 else {
+                    throw Invalid(url: redacted, reason: "its pool_size must be a whole number of at least 1")
+                }
+                poolSize = size
                 continue
             }
             guard !item.name.isEmpty else { throw Invalid(url: redacted, reason: "a query item has no name") }
@@ -98,6 +109,7 @@ struct PostgreSQLConfiguration: Equatable {
         }
         connectionParameters = parameters
         self.schema = schema
+        self.poolSize = poolSize
         redactedURL = redacted
     }
 

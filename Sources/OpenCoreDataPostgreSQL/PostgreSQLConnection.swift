@@ -39,6 +39,11 @@ final class PostgreSQLConnection {
         if let handle { PQfinish(handle) }
     }
 
+    /// Whether the connection is open and the server has not dropped it (as far as libpq has seen).
+    var isUsable: Bool {
+        handle.map { PQstatus($0) == CONNECTION_OK } ?? false
+    }
+
     /// libpq's connection, for waiting on its socket (`PostgreSQLChangeListener`).
     var rawHandle: OpaquePointer? { handle }
 

@@ -8,9 +8,24 @@ import OpenCoreDataCore
 extension PostgreSQLStore: PersistentStoreBackend {
     package func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult {
         let (connection, schema) = try open()
+        let folds: Bool
+        do {
+            folds = try foldsCase(connection)
+        } catch {
+            throw self.error(error, code: NSPersistentStoreOperationError, action: "fetching from")
+        }
+        return try fetchRows(request, connection: connection, schema: schema, foldsCase: folds)
+    }
+
+    /// The answer to `request` read through `connection`, leaving nothing in the store: for the store's own fetches
+    /// and for those beside its other calls, on a connection of the pool.
+    func fetchRows(
+        _ request: NSFetchRequest<NSFetchRequestResult>, connection: PostgreSQLConnection, schema: PostgreSQLSchema,
+        foldsCase: Bool
+    ) throws -> StoreFetchResult {
         guard let requested = request.entity, let entity = schema.entity(requested) else { return .rows([]) }
         do {
-            let generator = PostgreSQLQueryGenerator(schema: schema, store: self, foldsCase: try foldsCase(connection))
+            let generator = PostgreSQLQueryGenerator(schema: schema, store: self, foldsCase: foldsCase)
             if request.resultType == .countResultType {
                 let plan = generator.plan(request, entity: entity, selection: .count)
                 let result = try connection.query(plan.sql, plan.arguments)

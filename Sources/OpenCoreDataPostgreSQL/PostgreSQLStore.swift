@@ -41,6 +41,8 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     var changeListener: PostgreSQLChangeListener?
     /// Whether `lower()` folds case beyond ASCII in the database (see `foldsCase(_:)`), once asked.
     var caseFolding: Bool?
+    /// The connections that fetches read through beside the store's other calls (`fetchRowsBesideOtherCalls`).
+    let readers = PostgreSQLConnectionPool()
 
     /// Registers the store class for `PostgreSQLStoreType` (reading the constant does the same).
     public static func register() {
@@ -120,6 +122,7 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         self.connection = connection
         self.schema = schema
         metadata = loaded
+        try startReading(configuration: configuration, schema: schema)
         if Self.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]),
             let identifier = loaded[NSStoreUUIDKey] as? String
         {
@@ -252,6 +255,7 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
         changeListener?.cancel()
         changeListener = nil
+        readers.stop()
         connection = nil
     }
 

@@ -20,6 +20,8 @@ public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentSt
 public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
 /// The option that records persistent history.
 public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
+/// The option giving the most connections a store that handles requests concurrently may use at once (an `NSNumber`).
+public let NSPersistentStoreConnectionPoolMaxSizeKey = "NSPersistentStoreConnectionPoolMaxSizeKey"
 /// The option that posts remote-change notifications.
 public let NSPersistentStoreRemoteChangeNotificationPostOptionKey =
     "NSPersistentStoreRemoteChangeNotificationOptionKey"
