@@ -20,6 +20,7 @@ import OpenCoreDataCore
 extension PostgreSQLStore: PersistentStoreBatchExecuting {
     package func executeBatchUpdate(_ update: StoreBatchUpdate) throws -> StoreBatchOutcome {
         let (connection, schema) = try openForWriting()
+        rowCache.forgetAll()  // The rows it changes are not known before it runs.
         guard let entity = schema.entity(update.entity) else { return StoreBatchOutcome() }
         let generator = PostgreSQLQueryGenerator(schema: schema, store: self, foldsCase: try foldsCase(connection))
         var conditions = generator.entityCondition(entity, includesSubentities: update.includesSubentities).map {
@@ -178,6 +179,7 @@ extension PostgreSQLStore: PersistentStoreBatchExecuting {
 
     package func executeBatchDelete(_ delete: StoreBatchDelete) throws -> StoreBatchOutcome {
         let (connection, schema) = try openForWriting()
+        rowCache.forgetAll()  // The rows it changes are not known before it runs.
         guard let requested = delete.request.entity, let entity = schema.entity(requested) else {
             return StoreBatchOutcome()
         }

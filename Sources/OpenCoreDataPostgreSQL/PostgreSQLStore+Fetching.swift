@@ -14,7 +14,9 @@ extension PostgreSQLStore: PersistentStoreBackend {
         } catch {
             throw self.error(error, code: NSPersistentStoreOperationError, action: "fetching from")
         }
-        return try fetchRows(request, connection: connection, schema: schema, foldsCase: folds)
+        let result = try fetchRows(request, connection: connection, schema: schema, foldsCase: folds)
+        remember(result)
+        return result
     }
 
     /// The answer to `request` read through `connection`, leaving nothing in the store: for the store's own fetches

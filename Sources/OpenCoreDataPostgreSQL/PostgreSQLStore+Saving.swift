@@ -44,6 +44,7 @@ extension PostgreSQLStore {
 
     package func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
         let (connection, schema) = try openForWriting()
+        defer { forgetRows(of: changes) }
         let metadataChanged = metadata.map { storedMetadata?.isEqual(to: $0) != true } ?? false
         do {
             return try connection.transaction {

@@ -43,6 +43,8 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     var caseFolding: Bool?
     /// The connections that fetches read through beside the store's other calls (`fetchRowsBesideOtherCalls`).
     let readers = PostgreSQLConnectionPool()
+    /// The rows read lately, for faults (`PostgreSQLStore+RowCache.swift`).
+    let rowCache = PostgreSQLRowCache()
 
     /// Registers the store class for `PostgreSQLStoreType` (reading the constant does the same).
     public static func register() {
@@ -144,10 +146,13 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         weak let coordinator = persistentStoreCoordinator
         let userInfo: [AnyHashable: Any] = [NSPersistentStoreURLKey: url, NSStoreUUIDKey: identifier]
         let info = UncheckedUserInfo(userInfo)
+        let rowCache = rowCache
         do {
             changeListener = try PostgreSQLChangeListener(
                 configuration: configuration, channel: PostgreSQLChangeListener.channel(forStore: identifier)
             ) {
+                // The notice does not say which rows changed.
+                rowCache.forgetAll()
                 NotificationCenter.default.post(
                     name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: info.value)
             }
@@ -256,6 +261,7 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         changeListener?.cancel()
         changeListener = nil
         readers.stop()
+        rowCache.forgetAll()
         connection = nil
     }
 
