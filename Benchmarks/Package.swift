@@ -78,12 +78,14 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        // The PostgreSQL store against libpq on the same server (OPENCOREDATA_POSTGRES_URL): insert, fetch, update,
-        // lookups, as ratios. Run with `swift run -c release --package-path Benchmarks PostgreSQLComparison [rows]`.
+        // The PostgreSQL store against libpq on the same server (OPENCOREDATA_POSTGRES_URL): the SQLite comparison's
+        // workloads as ratios, and several processes updating shared rows. Run with
+        // `swift run -c release --package-path Benchmarks PostgreSQLComparison [runs | contention 4 500]`.
         .executableTarget(
             name: "PostgreSQLComparison",
             dependencies: [
                 "SystemLibPQ",
+                "PersistenceWorkloads",
                 .product(name: "OpenCoreData", package: "OpenCoreData"),
                 .product(name: "OpenCoreDataPostgreSQL", package: "OpenCoreData"),
             ]

@@ -87,6 +87,22 @@ public struct ItemValues: Sendable, Equatable {
     public var note: String
     public var payload: Data
     public var rank: Int64?
+
+    public init(
+        serial: Int64, quantity: Int64, flags: Int64, price: Double, ratio: Double, name: String, category: String,
+        note: String, payload: Data, rank: Int64?
+    ) {
+        self.serial = serial
+        self.quantity = quantity
+        self.flags = flags
+        self.price = price
+        self.ratio = ratio
+        self.name = name
+        self.category = category
+        self.note = note
+        self.payload = payload
+        self.rank = rank
+    }
 }
 
 /// Folds the values read from one object into a number, so that the compiler cannot skip the reads and so that a

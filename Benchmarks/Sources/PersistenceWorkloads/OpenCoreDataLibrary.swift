@@ -11,14 +11,18 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
     let url: URL
     let coordinator: NSPersistentStoreCoordinator
 
-    public init(url: URL) throws {
-        self.url = url
-        coordinator = NSPersistentStoreCoordinator(managedObjectModel: BenchmarkModel.shared)
+    public convenience init(url: URL) throws {
         let options: [AnyHashable: Any] = [
             NSSQLitePragmasOption: ["journal_mode": "WAL", "synchronous": "NORMAL"] as [String: NSObject]
         ]
-        _ = try coordinator.addPersistentStore(
-            ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        try self.init(storeType: NSSQLiteStoreType, url: url, options: options)
+    }
+
+    /// The same workloads on a store of another type (the PostgreSQL store's comparison with libpq).
+    public init(storeType: String, url: URL, options: [AnyHashable: Any]?) throws {
+        self.url = url
+        coordinator = NSPersistentStoreCoordinator(managedObjectModel: BenchmarkModel.shared)
+        _ = try coordinator.addPersistentStore(ofType: storeType, configurationName: nil, at: url, options: options)
     }
 
     public func close() throws {
