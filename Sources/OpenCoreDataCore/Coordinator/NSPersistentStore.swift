@@ -279,8 +279,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
 
     /// Migrates the store at `url` in place with an inferred mapping model, if this store type can (the SQLite
-    /// store, with SQL); `false` when it cannot, having changed nothing.
-    class func _migrateInPlace(
+    /// store, with SQL); `false` when it cannot, having changed nothing. `open` (underscored, not Apple API) so that a
+    /// store in another module can migrate itself (the PostgreSQL store, with SQL in one transaction).
+    open class func _migrateInPlace(
         at url: URL, configuration: String?, options: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
         destinationModel: NSManagedObjectModel, mapping: NSMappingModel
     ) throws -> Bool {
@@ -288,10 +289,15 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
 
     /// The model the store at `url` keeps a copy of (the SQLite store's `Z_MODELCACHE`), if any: migration's source
-    /// model when no bundle has it.
-    class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
+    /// model when no bundle has it. `open` for stores in other modules, as `_migrateInPlace` is.
+    open class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
         nil
     }
+
+    /// Whether a store of this type can be migrated object by object into a new store beside it, which then replaces
+    /// it (file stores can). A store that cannot (the PostgreSQL store, which is a schema on a server) migrates only
+    /// in place, with an inferred mapping model; any other mapping model is refused with `NSMigrationError`.
+    open class var _migratesThroughCopy: Bool { true }
 
     open override var description: String {
         "<\(String(describing: Swift.type(of: self))): \(Unmanaged.passUnretained(self).toOpaque())> (URL: "

@@ -117,12 +117,28 @@ extension NSPersistentStoreCoordinator {
                     "migrated in place with SQL in \(CoreDataLogging.seconds(since: started))")
                 return
             }
+            try _checkMigratesThroughCopy(storeClass, type: type, at: url)
             try _migrateThroughCopy(
                 storeClass, type: type, at: url, options: options, sourceModel: sourceModel,
                 destinationModel: destinationModel, mapping: mapping)
             CoreDataLogging.migrationStep(
                 "migrated object by object through a copy in \(CoreDataLogging.seconds(since: started))")
         }
+    }
+
+    /// Refuses a migration object by object through a copy for a store type that cannot be copied beside itself.
+    static func _checkMigratesThroughCopy(_ storeClass: NSPersistentStore.Type, type: String, at url: URL) throws {
+        guard !storeClass._migratesThroughCopy else { return }
+        throw coreDataError(
+            NSMigrationError,
+            """
+            The store at \(url.path) is of type \(type), which migrates only in place with an inferred \
+            mapping model (lightweight migration); the migration found needs a mapping model from the bundles, a \
+            chain of them, or a change that cannot be made in place. The store is left as it was: remove the mapping \
+            model so that one is inferred, or migrate the store's objects into a store of another type with \
+            NSMigrationManager
+            """,
+            userInfo: [NSURLErrorKey: url])
     }
 
     /// Runs `body`, passing Core Data's migration errors through and turning any other into `NSMigrationError`

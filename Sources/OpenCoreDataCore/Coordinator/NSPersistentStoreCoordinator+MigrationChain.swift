@@ -98,6 +98,7 @@ extension NSPersistentStoreCoordinator {
         _ storeClass: NSPersistentStore.Type, type: String, at url: URL, options: [AnyHashable: Any]?,
         steps: [MigrationStep]
     ) throws {
+        try _checkMigratesThroughCopy(storeClass, type: type, at: url)
         var written: [URL] = []
         defer {
             for file in written {
