@@ -160,6 +160,14 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     }
 
     private func readMetadata(_ connection: PostgreSQLConnection, schema: PostgreSQLSchema) throws -> [String: Any] {
+        let plist = try Self.readMetadata(connection, schema: schema, redactedURL: redactedURL)
+        storedMetadata = NSDictionary(dictionary: plist)
+        return plist
+    }
+
+    static func readMetadata(_ connection: PostgreSQLConnection, schema: PostgreSQLSchema, redactedURL: String)
+        throws -> [String: Any]
+    {
         let result = try connection.query(
             "SELECT \"Z_PLIST\" FROM \(schema.qualified("Z_METADATA")) ORDER BY \"Z_VERSION\" DESC LIMIT 1")
         guard result.rowCount == 1, let text = result.text(0, 0), let data = PostgreSQLValueCoding.data(text),
@@ -173,7 +181,6 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
                 it is not a store, or it was damaged
                 """)
         }
-        storedMetadata = NSDictionary(dictionary: plist)
         return plist
     }
 
@@ -194,10 +201,18 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
             NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
         ]
         try writeMetadata(metadata, connection: connection, schema: schema)
+        try Self.writeModelCache(model, connection: connection, schema: schema)
         return metadata
     }
 
     func writeMetadata(_ metadata: [String: Any], connection: PostgreSQLConnection, schema: PostgreSQLSchema) throws {
+        try Self.writeMetadata(metadata, connection: connection, schema: schema, redactedURL: redactedURL)
+        storedMetadata = NSDictionary(dictionary: metadata)
+    }
+
+    static func writeMetadata(
+        _ metadata: [String: Any], connection: PostgreSQLConnection, schema: PostgreSQLSchema, redactedURL: String
+    ) throws {
         let data: Data
         do {
             data = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
@@ -212,7 +227,6 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
             ON CONFLICT ("Z_VERSION") DO UPDATE SET "Z_UUID" = EXCLUDED."Z_UUID", "Z_PLIST" = EXCLUDED."Z_PLIST"
             """,
             [metadata[NSStoreUUIDKey] as? String, PostgreSQLValueCoding.hex(data)])
-        storedMetadata = NSDictionary(dictionary: metadata)
     }
 
     /// Deletes the store at `url`: drops its schema and everything in it, as
@@ -242,6 +256,28 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     public override class func _destroyStore(at url: URL) throws {
         try dropSchema(at: url)
     }
+
+    // MARK: Migration (PostgreSQLStore+Migration.swift)
+
+    public override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        try schemaMetadata(at: url)
+    }
+
+    public override class func _migrateInPlace(
+        at url: URL, configuration: String?, options: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel
+    ) throws -> Bool {
+        try migrateSchema(
+            at: url, configuration: configuration, sourceModel: sourceModel, destinationModel: destinationModel,
+            mapping: mapping)
+        return true
+    }
+
+    public override class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
+        cachedModel(at: url)
+    }
+
+    public override class var _migratesThroughCopy: Bool { false }
 
     public override func didAdd(to coordinator: NSPersistentStoreCoordinator) {
         // The coordinator records the model in the metadata of a new store; keep that at once.

@@ -1,0 +1,336 @@
+import Foundation
+import OpenCoreData
+import StoreConformance
+import Testing
+
+@testable import OpenCoreDataPostgreSQL
+
+/// Lightweight migration of a PostgreSQL store in place, as a store is added with
+/// `NSMigratePersistentStoresAutomaticallyOption` and `NSInferMappingModelAutomaticallyOption` (the defaults of
+/// `NSPersistentStoreDescription`): in one transaction, so that a failure leaves the schema as it was.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, Comment(rawValue: PostgreSQLTestServer.skipMessage)))
+struct PostgreSQLMigrationTests {
+    static var migrating: [AnyHashable: Any] {
+        [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
+    }
+
+    static func attribute(_ name: String, _ type: NSAttributeType, optional: Bool = true, default value: Any? = nil)
+        -> NSAttributeDescription
+    {
+        let attribute = NSAttributeDescription()
+        attribute.name = name
+        attribute.attributeType = type
+        attribute.isOptional = optional
+        attribute.defaultValue = value
+        return attribute
+    }
+
+    static func relationship(_ name: String, to destination: NSEntityDescription, toMany: Bool, ordered: Bool = false)
+        -> NSRelationshipDescription
+    {
+        let relationship = NSRelationshipDescription()
+        relationship.name = name
+        relationship.destinationEntity = destination
+        relationship.maxCount = toMany ? 0 : 1
+        relationship.isOrdered = ordered
+        return relationship
+    }
+
+    /// A library in three versions. 1: authors with books (one author each), books with tags (many-to-many).
+    /// 2: Author renamed Writer, `born` widened to 64 bits and `rating` from integer to double, `country` new with a
+    /// default, `title` renamed `name` and non-optional with a default, a book's author becomes an ordered to-many,
+    /// tags gone, publishers new (and unique by name). 3: version 2 with a new non-optional `isbn` without default.
+    static func library(version: Int) -> NSManagedObjectModel {
+        let author = NSEntityDescription()
+        let book = NSEntityDescription()
+        let model = NSManagedObjectModel()
+        for entity in [author, book] { entity.managedObjectClassName = "NSManagedObject" }
+        if version == 1 {
+            author.name = "Author"
+            book.name = "Book"
+            let tag = NSEntityDescription()
+            tag.name = "Tag"
+            tag.managedObjectClassName = "NSManagedObject"
+            let books = relationship("books", to: book, toMany: true)
+            let writtenBy = relationship("author", to: author, toMany: false)
+            books.inverseRelationship = writtenBy
+            writtenBy.inverseRelationship = books
+            let tags = relationship("tags", to: tag, toMany: true)
+            let tagged = relationship("books", to: book, toMany: true)
+            tags.inverseRelationship = tagged
+            tagged.inverseRelationship = tags
+            author.properties = [
+                attribute("name", .stringAttributeType), attribute("born", .integer16AttributeType),
+                attribute("rating", .integer32AttributeType), books,
+            ]
+            book.properties = [attribute("title", .stringAttributeType), writtenBy, tags]
+            tag.properties = [attribute("label", .stringAttributeType), tagged]
+            model.entities = [author, book, tag]
+            return model
+        }
+        author.name = "Writer"
+        author.renamingIdentifier = "Author"
+        book.name = "Book"
+        let publisher = NSEntityDescription()
+        publisher.name = "Publisher"
+        publisher.managedObjectClassName = "NSManagedObject"
+        let books = relationship("books", to: book, toMany: true)
+        let writtenBy = relationship("authors", to: author, toMany: true, ordered: true)
+        writtenBy.renamingIdentifier = "author"
+        books.inverseRelationship = writtenBy
+        writtenBy.inverseRelationship = books
+        let name = attribute("name", .stringAttributeType, optional: false, default: "Untitled")
+        name.renamingIdentifier = "title"
+        author.properties = [
+            attribute("name", .stringAttributeType), attribute("born", .integer64AttributeType),
+            attribute("rating", .doubleAttributeType), attribute("country", .stringAttributeType, default: "unknown"),
+            books,
+        ]
+        book.properties = [name, writtenBy]
+        if version >= 3 { book.properties.append(attribute("isbn", .stringAttributeType, optional: false)) }
+        publisher.properties = [attribute("name", .stringAttributeType)]
+        publisher.uniquenessConstraints = [["name"]]
+        model.entities = [author, book, publisher]
+        return model
+    }
+
+    /// Writes a version-1 library at `url`: two authors, three books (one without a title), two tags.
+    static func writeLibrary(at url: URL) throws {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: library(version: 1))
+        let store = try coordinator.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        let context = NSManagedObjectContext.conformance(coordinator)
+        try context.run {
+            let ada = context.make("Author", ["name": "Ada", "born": 1815, "rating": 5])
+            let bob = context.make("Author", ["name": "Bob", "born": 1970])
+            let poetry = context.make("Tag", ["label": "poetry"])
+            let maths = context.make("Tag", ["label": "maths"])
+            context.make("Book", ["title": "Notes", "author": ada, "tags": Set([maths])])
+            context.make("Book", ["title": "Verses", "author": ada, "tags": Set([poetry, maths])])
+            context.make("Book", ["author": bob])
+            try context.save()
+        }
+        try coordinator.remove(store)
+    }
+
+    /// Checks a library migrated to version 2: every row, renamed and converted, with its relationships.
+    static func expectMigratedLibrary(_ coordinator: NSPersistentStoreCoordinator) throws {
+        let context = NSManagedObjectContext.conformance(coordinator)
+        try context.run {
+            let writers = try context.objects("Writer", sortedBy: ["name"])
+            #expect(writers.map { $0.value(forKey: "name") as? String } == ["Ada", "Bob"])
+            #expect(writers.map { ($0.value(forKey: "born") as? NSNumber)?.int64Value } == [1815, 1970])
+            #expect(writers.map { ($0.value(forKey: "rating") as? NSNumber)?.doubleValue } == [5, nil])
+            #expect(writers.map { $0.value(forKey: "country") as? String } == ["unknown", "unknown"])
+            let books = try context.objects("Book", sortedBy: ["name"])
+            #expect(books.map { $0.value(forKey: "name") as? String } == ["Notes", "Untitled", "Verses"])
+            let authors = books.map { book in
+                ((book.value(forKey: "authors") as? NSOrderedSet)?.array ?? []).compactMap {
+                    ($0 as? NSManagedObject)?.value(forKey: "name") as? String
+                }
+            }
+            #expect(authors == [["Ada"], ["Bob"], ["Ada"]])
+            let adasBooks = (writers[0].value(forKey: "books") as? Set<NSManagedObject>)?.count
+            #expect(adasBooks == 2)
+            // New objects get keys that do not collide with the migrated ones.
+            context.make("Publisher", ["name": "Penguin"])
+            context.make("Book", ["name": "Later", "authors": NSOrderedSet(array: [writers[1]])])
+            try context.save()
+            #expect(try context.objects("Book").count == 4)
+        }
+    }
+
+    @Test func aStoreOfAnOlderModelVersionMigratesInPlaceWhenAdded() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let version2 = Self.library(version: 2)
+        let before = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: PostgreSQLStoreType, at: url, options: nil)
+        #expect(!version2.isConfiguration(withName: nil, compatibleWithStoreMetadata: before))
+
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: version2)
+        try coordinator.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: Self.migrating)
+        try Self.expectMigratedLibrary(coordinator)
+
+        let after = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: PostgreSQLStoreType, at: url, options: nil)
+        #expect(version2.isConfiguration(withName: nil, compatibleWithStoreMetadata: after))
+        #expect(after[NSStoreUUIDKey] as? String == before[NSStoreUUIDKey] as? String)
+    }
+
+    @Test func aContainerMigratesWithTheDescriptionsDefaults() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let container = NSPersistentContainer(name: "Library", managedObjectModel: Self.library(version: 2))
+        let description = NSPersistentStoreDescription(url: url)
+        description.type = PostgreSQLStoreType
+        #expect(description.shouldMigrateStoreAutomatically && description.shouldInferMappingModelAutomatically)
+        container.persistentStoreDescriptions = [description]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        #expect(loadError == nil)
+        try Self.expectMigratedLibrary(container.persistentStoreCoordinator)
+    }
+
+    @Test func withoutMigrationOptionsTheStoreIsRefusedAndLeftAsItWas() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let before = try PostgreSQLSchemaSnapshot(url)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 2))
+        #expect {
+            try coordinator.addPersistentStore(
+                ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        } throws: { error in
+            let error = error as NSError
+            return error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreIncompatibleVersionHashError
+        }
+        #expect(try PostgreSQLSchemaSnapshot(url) == before)
+    }
+
+    @Test func aMigrationThatFailsLeavesTheSchemaRowsAndMetadataAsTheyWere() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let before = try PostgreSQLSchemaSnapshot(url)
+        // Version 3 adds a non-optional attribute without a default value: the existing books would have none.
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 3))
+        #expect {
+            try coordinator.addPersistentStore(
+                ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: Self.migrating)
+        } throws: { error in
+            let error = error as NSError
+            let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError
+            return error.domain == NSCocoaErrorDomain && error.code == NSMigrationError
+                && underlying?.code == NSValidationMissingMandatoryPropertyError
+                && error.localizedDescription.contains("isbn")
+        }
+        #expect(coordinator.persistentStores.isEmpty)
+        #expect(try PostgreSQLSchemaSnapshot(url) == before)
+
+        // The store still opens with its own model, every row in place.
+        let original = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 1))
+        try original.addPersistentStore(ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        let context = NSManagedObjectContext.conformance(original)
+        try context.run {
+            let counts = try [context.objects("Book").count, context.objects("Tag").count]
+            #expect(counts == [3, 2])
+        }
+    }
+
+    @Test func twoProcessesAddingTheOldSchemaAtOnceMigrateItOnce() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let version2 = Self.library(version: 2)
+        // Two coordinators stand for two processes: each reads the old metadata, one migrates under the schema's
+        // lock, the other waits for it and finds the schema migrated.
+        let coordinators = [
+            NSPersistentStoreCoordinator(managedObjectModel: version2),
+            NSPersistentStoreCoordinator(managedObjectModel: version2),
+        ]
+        let errors = PostgreSQLMigrationRecorder()
+        DispatchQueue.concurrentPerform(iterations: coordinators.count) { index in
+            do {
+                try coordinators[index].addPersistentStore(
+                    ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: Self.migrating)
+            } catch {
+                errors.append("\(error)")
+            }
+        }
+        #expect(errors.all.isEmpty, "\(errors.all)")
+        let context = NSManagedObjectContext.conformance(coordinators[1])
+        try context.run {
+            let counts = try [context.objects("Writer").count, context.objects("Book").count]
+            #expect(counts == [2, 3])
+        }
+        try Self.expectMigratedLibrary(coordinators[0])
+    }
+
+    @Test func stagedMigrationRunsItsLightweightStagesInPlace() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let version1 = Self.library(version: 1)
+        let version2 = Self.library(version: 2)
+        // Version 2 with a rating that became an integer again, and a nickname.
+        let version3 = Self.library(version: 2)
+        let writer = try #require(version3.entitiesByName["Writer"])
+        writer.properties =
+            writer.properties.filter { $0.name != "rating" } + [
+                Self.attribute("rating", .integer64AttributeType), Self.attribute("nickname", .stringAttributeType),
+            ]
+        let calls = PostgreSQLMigrationRecorder()
+        let first = NSCustomMigrationStage(
+            migratingFrom: NSManagedObjectModelReference(model: version1, versionChecksum: version1.versionChecksum),
+            to: NSManagedObjectModelReference(model: version2, versionChecksum: version2.versionChecksum))
+        first.didMigrateHandler = { manager, _ in
+            let context = try #require(manager.container).newBackgroundContext()
+            try context.run {
+                for writer in try context.objects("Writer") {
+                    writer.setValue(
+                        (writer.value(forKey: "rating") as? NSNumber).map { $0.doubleValue + 0.75 }, forKey: "rating")
+                }
+                try context.save()
+            }
+            calls.append("did migrate")
+        }
+        let second = NSLightweightMigrationStage([version2.versionChecksum, version3.versionChecksum])
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: version3)
+        try coordinator.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url,
+            options: [NSPersistentStoreStagedMigrationManagerOptionKey: NSStagedMigrationManager([first, second])])
+        #expect(calls.all.count == 1)
+        let context = NSManagedObjectContext.conformance(coordinator)
+        try context.run {
+            let writers = try context.objects("Writer", sortedBy: ["name"])
+            // 5 + 0.75 after the first stage, truncated to an integer by the second.
+            #expect(writers.map { ($0.value(forKey: "rating") as? NSNumber)?.int64Value } == [5, nil])
+            #expect(writers.map { $0.value(forKey: "nickname") as? String } == [nil, nil])
+            #expect(try context.objects("Book").count == 3)
+        }
+    }
+}
+
+/// Lines (errors, calls) recorded from several threads.
+final class PostgreSQLMigrationRecorder: @unchecked Sendable {
+    // @unchecked: behind a lock.
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
+/// Everything in a store's schema that a failed migration must leave as it was: the tables with their columns and
+/// types, the indexes, and every row of every table (`Z_METADATA` and `Z_PRIMARYKEY` included), as text.
+struct PostgreSQLSchemaSnapshot: Equatable {
+    var columns: [String] = []
+    var indexes: [String] = []
+    var rows: [String] = []
+
+    init(_ url: URL) throws {
+        let configuration = try PostgreSQLConfiguration(url: url)
+        let connection = try PostgreSQLConnection(configuration)
+        func lines(_ sql: String, _ parameters: [String?] = []) throws -> [String] {
+            let result = try connection.query(sql, parameters)
+            return (0..<result.rowCount).map { row in
+                (0..<result.columnCount).map { result.text(row, $0) ?? "NULL" }.joined(separator: "|")
+            }
+        }
+        let schema = configuration.schema
+        columns = try lines(
+            """
+            SELECT table_name, column_name, data_type, ordinal_position::text FROM information_schema.columns \
+            WHERE table_schema = $1 ORDER BY table_name, ordinal_position
+            """, [schema])
+        indexes = try lines(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname", [schema])
+        for table in try lines("SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename", [schema]) {
+            rows.append(table)
+            rows += try lines("SELECT t::text FROM \(quoted(schema)).\(quoted(table)) t ORDER BY 1")
+        }
+    }
+}
