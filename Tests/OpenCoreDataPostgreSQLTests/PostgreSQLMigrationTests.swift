@@ -3,6 +3,7 @@ import OpenCoreData
 import StoreConformance
 import Testing
 
+@testable import OpenCoreDataCore
 @testable import OpenCoreDataPostgreSQL
 
 /// Lightweight migration of a PostgreSQL store in place, as a store is added with
@@ -292,6 +293,156 @@ struct PostgreSQLMigrationTests {
             #expect(writers.map { $0.value(forKey: "nickname") as? String } == [nil, nil])
             #expect(try context.objects("Book").count == 3)
         }
+    }
+}
+
+extension PostgreSQLMigrationTests {
+    /// People with vehicles, vehicles a hierarchy. 1: Person, Vehicle with Bike and Car. 2: a new root entity (Garage)
+    /// renumbers every entity, Truck joins the hierarchy, Bike leaves it for a table of its own, and vehicles get a
+    /// fetch index on their name.
+    static func garage(version: Int) -> NSManagedObjectModel {
+        func entity(_ name: String, _ properties: [NSPropertyDescription]) -> NSEntityDescription {
+            let entity = NSEntityDescription()
+            entity.name = name
+            entity.managedObjectClassName = "NSManagedObject"
+            entity.properties = properties
+            return entity
+        }
+        let name = attribute("name", .stringAttributeType)
+        let vehicle = entity("Vehicle", [name])
+        let car = entity("Car", [attribute("wheels", .integer16AttributeType)])
+        let bike = entity("Bike", [attribute("name", .stringAttributeType)])
+        let person = entity("Person", [attribute("name", .stringAttributeType)])
+        let drives = relationship("vehicle", to: vehicle, toMany: false)
+        let drivers = relationship("drivers", to: person, toMany: true)
+        drives.inverseRelationship = drivers
+        drivers.inverseRelationship = drives
+        person.properties.append(drives)
+        vehicle.properties.append(drivers)
+        let model = NSManagedObjectModel()
+        if version == 1 {
+            bike.properties = []
+            vehicle.subentities = [bike, car]
+            model.entities = [person, vehicle, bike, car]
+            return model
+        }
+        let truck = entity("Truck", [attribute("load", .doubleAttributeType)])
+        vehicle.subentities = [car, truck]
+        vehicle.indexes = [
+            NSFetchIndexDescription(
+                name: "byName", elements: [NSFetchIndexElementDescription(property: name, collationType: .binary)])
+        ]
+        model.entities = [
+            entity("Garage", [attribute("city", .stringAttributeType)]), person, vehicle, bike, car, truck,
+        ]
+        return model
+    }
+
+    @Test func entitiesMoveInAndOutOfHierarchiesAndKeepTheirKeys() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        let old = NSPersistentStoreCoordinator(managedObjectModel: Self.garage(version: 1))
+        let store = try old.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        var keys: [String: String] = [:]
+        let writer = NSManagedObjectContext.conformance(old)
+        try writer.run {
+            let mini = writer.make("Car", ["name": "Mini", "wheels": 4])
+            let bike = writer.make("Bike", ["name": "Brompton"])
+            writer.make("Person", ["name": "Ann", "vehicle": mini])
+            writer.make("Person", ["name": "Ben"])
+            try writer.save()
+            keys = [
+                "Mini": mini.objectID.uriRepresentation().lastPathComponent,
+                "Brompton": bike.objectID.uriRepresentation().lastPathComponent,
+            ]
+        }
+        try old.remove(store)
+
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.garage(version: 2))
+        try coordinator.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: Self.migrating)
+        let context = NSManagedObjectContext.conformance(coordinator)
+        try context.run {
+            let ann = try #require(try context.objects("Person", "name == %@", ["Ann"]).first)
+            let mini = try #require(ann.value(forKey: "vehicle") as? NSManagedObject)
+            #expect(mini.entity.name == "Car")
+            #expect((mini.value(forKey: "wheels") as? NSNumber)?.intValue == 4)
+            #expect(mini.objectID.uriRepresentation().lastPathComponent == keys["Mini"])
+            let bikes = try context.objects("Bike")
+            #expect(bikes.map { $0.value(forKey: "name") as? String } == ["Brompton"])
+            #expect(bikes.first?.objectID.uriRepresentation().lastPathComponent == keys["Brompton"])
+            let vehicles = try context.objects("Vehicle")
+            #expect(vehicles.map { $0.objectID } == [mini.objectID])
+            let drivers = try context.objects("Person", "vehicle.name == %@", ["Mini"])
+            #expect(drivers.map { $0.value(forKey: "name") as? String } == ["Ann"])
+            context.make("Truck", ["name": "Unimog", "load": 2.5, "drivers": Set([ann])])
+            context.make("Garage", ["city": "Leeds"])
+            context.make("Bike", ["name": "Moulton"])
+            try context.save()
+        }
+        let reader = NSManagedObjectContext.conformance(coordinator)
+        try reader.run {
+            let ann = try #require(try reader.objects("Person", "name == %@", ["Ann"]).first)
+            #expect((ann.value(forKey: "vehicle") as? NSManagedObject)?.entity.name == "Truck")
+            #expect(try reader.objects("Bike").count == 2)
+        }
+        let indexes = try PostgreSQLSchemaSnapshot(url).indexes
+        #expect(indexes.contains { $0.contains("ON \(Self.schema(of: url)).\"ZVEHICLE\" USING btree (\"ZNAME\")") })
+    }
+
+    @Test func theMigratedSchemaHasTheNewVersionsUniquenessConstraints() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let coordinators = [
+            NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 2)),
+            NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 2)),
+        ]
+        for coordinator in coordinators {
+            try coordinator.addPersistentStore(
+                ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: Self.migrating)
+        }
+        // Two writers that each checked the name against what was saved: the database's unique index stops the
+        // second.
+        let contexts = coordinators.map(NSManagedObjectContext.conformance)
+        for context in contexts {
+            try context.run { context.make("Publisher", ["name": "Penguin"]) }
+        }
+        try contexts[0].run { try contexts[0].save() }
+        #expect {
+            try contexts[1].run { try contexts[1].save() }
+        } throws: { error in
+            (error as NSError).code == NSManagedObjectConstraintMergeError
+        }
+    }
+
+    /// White-box: a mapping model that is not inferred comes only from the program's bundles, which a test target
+    /// that builds its models in code does not have; the coordinator's migration step is called with one directly.
+    @Test func aMappingModelThatIsNotInferredIsRefusedAndTheSchemaLeftAsItWas() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let before = try PostgreSQLSchemaSnapshot(url)
+        let source = Self.library(version: 1)
+        let destination = Self.library(version: 2)
+        let mapping = NSMappingModel()
+        mapping.entityMappings = try NSMappingModel.inferredMappingModel(
+            forSourceModel: source, destinationModel: destination
+        ).entityMappings
+        #expect {
+            try NSPersistentStoreCoordinator._migrate(
+                PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
+                from: source, to: destination, mapping: mapping)
+        } throws: { error in
+            let error = error as NSError
+            return error.code == NSMigrationError && error.localizedDescription.contains("inferred")
+        }
+        #expect(try PostgreSQLSchemaSnapshot(url) == before)
+    }
+
+    static func schema(of url: URL) -> String {
+        URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "schema" }?.value ?? ""
     }
 }
 
