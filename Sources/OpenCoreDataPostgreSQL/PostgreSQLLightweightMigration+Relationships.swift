@@ -113,7 +113,7 @@ extension PostgreSQLLightweightMigration {
 
     /// What runs once the tables are filled: the entity numbers of to-one destinations in hierarchies, and the
     /// positions of ordered relationships that had none (in key order).
-    func postpasses(for table: PostgreSQLTable, values: [String]) throws -> [String] {
+    func postpasses(for table: PostgreSQLTable, values: [String]?) throws -> [String] {
         var statements: [String] = []
         let name = destination.qualified(table.name)
         var done = Set<String>()
@@ -127,7 +127,7 @@ extension PostgreSQLLightweightMigration {
                         + "WHERE u.\(quoted(column)) IS NOT NULL")
             }
         }
-        for (index, column) in table.columns.enumerated() where values[index] == "NULL" {
+        for (index, column) in table.columns.enumerated() where values?[index] == "NULL" {
             guard let (_, foreignKey) = orderedToMany(column: column.name, in: table) else { continue }
             let key = quoted(foreignKey)
             statements.append(
@@ -140,17 +140,33 @@ extension PostgreSQLLightweightMigration {
 
     // MARK: Join tables
 
-    /// Fills a destination join table from where the source kept its relationship's pairs.
-    func fill(_ join: (name: String, first: String, second: String, orderColumns: [String])) throws {
-        var owner: NSRelationshipDescription?
-        for entity in destination.entities where owner == nil {
+    /// Whether the source join table of the same name holds this relationship's pairs, in these columns.
+    func isUnchanged(_ join: (name: String, first: String, second: String, orderColumns: [String])) throws -> Bool {
+        guard let sourceJoin = source.joinTables.first(where: { $0.name == join.name }),
+            sourceJoin.first == join.first, sourceJoin.second == join.second,
+            sourceJoin.orderColumns == join.orderColumns, let owner = joinOwner(join),
+            let pairs = try pairs(forDestination: owner)
+        else { return false }
+        return pairs.table == join.name && pairs.source == join.first && pairs.destination == join.second
+    }
+
+    /// The relationship whose join table `join` is, seen from the side whose keys its first column holds.
+    func joinOwner(_ join: (name: String, first: String, second: String, orderColumns: [String]))
+        -> NSRelationshipDescription?
+    {
+        for entity in destination.entities {
             for (slot, toMany) in entity.toMany {
                 if case .join(join.name, join.first, _, _, _) = toMany {
-                    owner = entity.entity._caches.slots[slot].property as? NSRelationshipDescription
+                    return entity.entity._caches.slots[slot].property as? NSRelationshipDescription
                 }
             }
         }
-        guard let owner, let pairs = try pairs(forDestination: owner) else { return }
+        return nil
+    }
+
+    /// Fills a destination join table from where the source kept its relationship's pairs.
+    func fill(_ join: (name: String, first: String, second: String, orderColumns: [String])) throws {
+        guard let owner = joinOwner(join), let pairs = try pairs(forDestination: owner) else { return }
         let ownerOrder = join.orderColumns.first { $0 == "Z_FOK_" + join.second.dropFirst(2) }
         let otherOrder = join.orderColumns.first { $0 == "Z_FOK_" + join.first.dropFirst(2) }
         let from = "p." + quoted(pairs.source)

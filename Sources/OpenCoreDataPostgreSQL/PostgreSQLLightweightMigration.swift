@@ -84,9 +84,18 @@ struct PostgreSQLLightweightMigration {
         if let missing = sourceTables.first(where: { !existing.contains($0) }) {
             throw Unsupported(reason: "the schema has no table \(missing), which its model version has")
         }
-        // 2. Every source table moves aside.
+        // 2. Which tables stay as they are: planned once with every table where it is.
+        for name in sourceTables { aside[name] = name }
+        var kept = Set<String>()
+        for table in destination.tables where try plan(table).isUnchanged(in: source) {
+            kept.insert(table.name)
+        }
+        for join in destination.joinTables where try isUnchanged(join) {
+            kept.insert(join.name)
+        }
+        // 3. Every other source table moves aside.
         var number = 0
-        for name in sourceTables {
+        for name in sourceTables where !kept.contains(name) {
             var name_ = ""
             repeat {
                 number += 1
@@ -95,53 +104,107 @@ struct PostgreSQLLightweightMigration {
             try connection.execute("ALTER TABLE \(source.qualified(name)) RENAME TO \(quoted(name_))")
             aside[name] = name_
         }
-        // 3. The destination tables, as a new store creates them, and their rows.
-        let names = destination.tables.map(\.name) + destination.joinTables.map(\.name)
-        let markers = names.map { destination.qualified($0) + " (" }
+        // 4. The destination tables, as a new store creates them, and their rows (planned again, now that the tables
+        // they read have their new names); kept tables get the new version's indexes.
+        let created = (destination.tables.map(\.name) + destination.joinTables.map(\.name)).filter {
+            !kept.contains($0)
+        }
+        let markers = created.map { destination.qualified($0) + " (" }
         for statement in destination.createStatements where markers.contains(where: { statement.contains($0) }) {
             try connection.execute(statement)
         }
+        for name in kept.sorted() { try replaceIndexes(of: name) }
+        let renumbered = origins.contains { $0.key != $0.value.source.number }
         var postpasses: [String] = []
         var checks: [MandatoryCheck] = []
         for table in destination.tables {
-            try fill(table, postpasses: &postpasses, checks: &checks)
+            let plan = try plan(table)
+            checks += plan.checks
+            if kept.contains(table.name) {
+                if renumbered { postpasses += try self.postpasses(for: table, values: nil) }
+                continue
+            }
+            postpasses += try self.postpasses(for: table, values: plan.values)
+            try fill(plan)
         }
-        for join in destination.joinTables {
+        for join in destination.joinTables where !kept.contains(join.name) {
             try fill(join)
         }
         for statement in postpasses { try connection.execute(statement) }
-        // 4. Every row has a value for every non-optional property, as validation would require.
-        for check in checks {
-            let result = try connection.query(
-                "SELECT count(*) FROM \(destination.qualified(check.table)) WHERE \"Z_ENT\" = $1::integer AND "
-                    + "\(quoted(check.column)) IS NULL", [String(check.entity.number)])
-            let count = result.int64(0, 0) ?? 0
-            guard count == 0 else {
-                let entity = check.entity.entity.name ?? ""
-                let validation = PostgreSQLStore.error(
-                    NSValidationMissingMandatoryPropertyError,
-                    "\(count) \(entity) objects have no value for the non-optional property '\(check.property)'",
-                    userInfo: [NSValidationKeyErrorKey: check.property])
-                throw PostgreSQLStore.error(
-                    NSMigrationError,
-                    """
-                    The PostgreSQL store could not be migrated and is left as it was: \(count) \(entity) objects \
-                    would have no value for the non-optional property '\(check.property)', which the new model \
-                    version adds or makes non-optional without a default value; give it a default value in the model
-                    """, userInfo: [NSUnderlyingErrorKey: validation])
-            }
-        }
-        // 5. The source tables go, and Z_PRIMARYKEY follows the destination's entities.
-        for name in sourceTables {
+        // 5. Every row has a value for every non-optional property, as validation would require.
+        for check in checks { try run(check) }
+        // 6. The source tables that moved aside go, and Z_PRIMARYKEY follows the destination's entities.
+        for name in sourceTables where !kept.contains(name) {
             try connection.execute("DROP TABLE \(source.qualified(aside[name]!))")
         }
         try updatePrimaryKeys()
     }
 
+    func run(_ check: MandatoryCheck) throws {
+        let result = try connection.query(
+            "SELECT count(*) FROM \(destination.qualified(check.table)) WHERE \"Z_ENT\" = $1::integer AND "
+                + "\(quoted(check.column)) IS NULL", [String(check.entity.number)])
+        let count = result.int64(0, 0) ?? 0
+        guard count == 0 else {
+            let entity = check.entity.entity.name ?? ""
+            let validation = PostgreSQLStore.error(
+                NSValidationMissingMandatoryPropertyError,
+                "\(count) \(entity) objects have no value for the non-optional property '\(check.property)'",
+                userInfo: [NSValidationKeyErrorKey: check.property])
+            throw PostgreSQLStore.error(
+                NSMigrationError,
+                """
+                The PostgreSQL store could not be migrated and is left as it was: \(count) \(entity) objects \
+                would have no value for the non-optional property '\(check.property)', which the new model \
+                version adds or makes non-optional without a default value; give it a default value in the model
+                """, userInfo: [NSUnderlyingErrorKey: validation])
+        }
+    }
+
+    /// The indexes of a kept table, made the new version's: those of the old version stay when they are the same,
+    /// else every index but the primary key's is dropped and the new version's created.
+    func replaceIndexes(of table: String) throws {
+        let marker = destination.qualified(table) + " ("
+        func indexStatements(_ schema: PostgreSQLSchema) -> [String] {
+            schema.createStatements.filter { $0.contains(marker) && !$0.hasPrefix("CREATE TABLE") }
+        }
+        let wanted = indexStatements(destination)
+        guard wanted != indexStatements(source) else { return }
+        let indexes = try connection.query(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::regclass "
+                + "AND NOT i.indisprimary", [destination.qualified(table)])
+        for row in 0..<indexes.rowCount {
+            guard let name = indexes.text(row, 0) else { continue }
+            try connection.execute("DROP INDEX \(destination.qualified(name))")
+        }
+        for statement in wanted { try connection.execute(statement) }
+    }
+
     // MARK: Entity tables
 
-    /// Fills `table` from the one source table its entities' rows come from.
-    func fill(_ table: PostgreSQLTable, postpasses: inout [String], checks: inout [MandatoryCheck]) throws {
+    /// How one destination table is made: its member entities with what they migrate from, and per column the SQL
+    /// of its value for a row `t` of the source table.
+    struct TablePlan {
+        let table: PostgreSQLTable
+        let members: [Member]
+        var values: [String] = []
+        let parameters = Parameters()
+        var checks: [MandatoryCheck] = []
+
+        /// Whether the source table of the same name holds exactly these rows and columns, copied as they are.
+        func isUnchanged(in source: PostgreSQLSchema) -> Bool {
+            guard let sourceTable = members.first?.source.table, sourceTable.name == table.name,
+                sourceTable.columns.map(\.name) == table.columns.map(\.name),
+                sourceTable.columns.map(\.type) == table.columns.map(\.type), parameters.values.isEmpty
+            else { return false }
+            let rows = Set(source.entities.filter { $0.table === sourceTable }.map(\.number))
+            return rows == Set(members.map(\.source.number))
+                && members.allSatisfy { $0.destination.number == $0.source.number }
+                && zip(table.columns, values).allSatisfy { "t." + quoted($0.name) == $1 }
+        }
+    }
+
+    func plan(_ table: PostgreSQLTable) throws -> TablePlan {
         let members: [Member] = destination.entities.filter { $0.table === table }.compactMap { entity in
             origins[entity.number].map { (entity, $0.source, $0.mapping) }
         }
@@ -149,12 +212,17 @@ struct PostgreSQLLightweightMigration {
         guard sourceTables.count <= 1 else {
             throw Unsupported(reason: "the table \(table.name) would gather the rows of several source tables")
         }
-        let parameters = Parameters()
-        var values: [String] = []
+        var plan = TablePlan(table: table, members: members)
         for column in table.columns {
-            values.append(try value(of: column.name, in: table, members: members, parameters, checks: &checks))
+            plan.values.append(
+                try value(of: column.name, in: table, members: members, plan.parameters, checks: &plan.checks))
         }
-        postpasses += try self.postpasses(for: table, values: values)
+        return plan
+    }
+
+    /// Fills a destination table from the one source table its entities' rows come from.
+    func fill(_ plan: TablePlan) throws {
+        let members = plan.members
         guard let sourceTable = members.first?.source.table, let from = aside[sourceTable.name] else { return }
         var renumber = "t.\"Z_ENT\""
         if members.contains(where: { $0.destination.number != $0.source.number }) {
@@ -163,12 +231,12 @@ struct PostgreSQLLightweightMigration {
                 + members.map { "WHEN \($0.source.number) THEN \($0.destination.number)" }.joined(separator: " ")
                 + " END"
         }
-        let names = (["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name)).map(quoted)
+        let names = (["Z_PK", "Z_ENT", "Z_OPT"] + plan.table.columns.map(\.name)).map(quoted)
         let numbers = members.map { String($0.source.number) }.joined(separator: ", ")
         try connection.query(
-            "INSERT INTO \(destination.qualified(table.name)) (\(names.joined(separator: ", "))) SELECT t.\"Z_PK\", "
-                + ([renumber, "t.\"Z_OPT\""] + values).joined(separator: ", ")
-                + " FROM \(source.qualified(from)) t WHERE t.\"Z_ENT\" IN (\(numbers))", parameters.values)
+            "INSERT INTO \(destination.qualified(plan.table.name)) (\(names.joined(separator: ", "))) SELECT "
+                + (["t.\"Z_PK\"", renumber, "t.\"Z_OPT\""] + plan.values).joined(separator: ", ")
+                + " FROM \(source.qualified(from)) t WHERE t.\"Z_ENT\" IN (\(numbers))", plan.parameters.values)
     }
 
     /// The SQL of a destination column's value for a row `t` of the source table: per member entity, as one
