@@ -478,6 +478,50 @@ extension PostgreSQLMigrationTests {
         }
     }
 
+    /// A migration whose connection the server ends half-way (as when the process is killed, or the server
+    /// restarts): a table was renamed already when it happened, and the transaction takes that back with the rest.
+    @Test func aMigrationCutOffHalfWayLeavesTheSchemaAsItWas() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let before = try PostgreSQLSchemaSnapshot(url)
+        let schema = Self.schema(of: url)
+        // The migration renames ZAUTHOR, then waits for ZBOOK, which this connection holds.
+        let blocker = try PostgreSQLConnection(try PostgreSQLConfiguration(url: url))
+        try blocker.execute("BEGIN")
+        try blocker.execute("LOCK TABLE \(quoted(schema)).\"ZBOOK\" IN ACCESS EXCLUSIVE MODE")
+        let errors = PostgreSQLMigrationRecorder()
+        let done = DispatchGroup()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 2))
+        DispatchQueue.global().async(group: done) {
+            do {
+                try coordinator.addPersistentStore(
+                    ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: Self.migrating)
+            } catch {
+                let error = error as NSError
+                errors.append("\(error.domain) \(error.code)")
+            }
+        }
+        // Watched from a connection of its own: a transaction sees the server's activity as it was at its start.
+        let watcher = try PostgreSQLConnection(try PostgreSQLConfiguration(url: url))
+        var terminated = false
+        for _ in 0..<300 where !terminated {
+            let result = try watcher.query(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+                AND query LIKE '%' || $1 || '%ZBOOK%RENAME%'
+                """, [schema])
+            terminated = result.rowCount > 0
+            if !terminated { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        try blocker.execute("ROLLBACK")
+        done.wait()
+        #expect(terminated)
+        #expect(errors.all == ["\(NSCocoaErrorDomain) \(NSMigrationError)"])
+        #expect(coordinator.persistentStores.isEmpty)
+        #expect(try PostgreSQLSchemaSnapshot(url) == before)
+    }
+
     /// White-box: a table whose rows and columns the new version keeps as they are is not copied (its identity in
     /// the catalog stays), while the tables that change are rebuilt.
     @Test func tablesTheNewVersionKeepsAreNotCopied() throws {
