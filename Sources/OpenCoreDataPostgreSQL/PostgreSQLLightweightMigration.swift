@@ -5,7 +5,8 @@ import OpenCoreDataCore
 // Lightweight migration of a PostgreSQL schema in place, with SQL only, in the caller's transaction — the same
 // steps as the SQLite store's (SQLiteLightweightMigration.swift), in PostgreSQL's dialect:
 //
-// every table of the source model (entity tables and join tables) is renamed aside; the destination's tables are
+// tables whose rows and columns the new version keeps as they are stay in place (with the new version's indexes);
+// every other table of the source model (entity tables and join tables) is renamed aside; the destination's tables are
 // created with the statements of a new store (so that columns, indexes and uniqueness constraints are a new store's)
 // and each is filled with one INSERT … SELECT from the source table its entities' rows come from — entity numbers
 // renumbered, columns renamed or converted, defaults filled, relationships moved between foreign keys and join
@@ -25,9 +26,8 @@ struct PostgreSQLLightweightMigration {
 
     let source: PostgreSQLSchema
     let destination: PostgreSQLSchema
-    let mapping: NSMappingModel
     let connection: PostgreSQLConnection
-    /// The name each source table was renamed to.
+    /// The current name of each source table: its own, or the name it was renamed to.
     var aside: [String: String] = [:]
     /// Each destination entity number with the source entity and entity mapping it migrates from.
     var origins: [Int64: (source: PostgreSQLEntity, mapping: NSEntityMapping)] = [:]
@@ -40,7 +40,6 @@ struct PostgreSQLLightweightMigration {
     ) {
         self.source = source
         self.destination = destination
-        self.mapping = mapping
         self.connection = connection
         for entityMapping in mapping.entityMappings {
             guard let to = entityMapping.destinationEntityName.flatMap(destination.entity(named:)),

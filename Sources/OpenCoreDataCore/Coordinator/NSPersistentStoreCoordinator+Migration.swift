@@ -126,7 +126,8 @@ extension NSPersistentStoreCoordinator {
         }
     }
 
-    /// Refuses a migration object by object through a copy for a store type that cannot be copied beside itself.
+    /// Refuses a migration object by object through a copy for a store type that cannot be copied beside itself. The
+    /// URL stays out of the error: a server's URL may hold a password.
     static func _checkMigratesThroughCopy(_ storeClass: NSPersistentStore.Type, type: String, at url: URL) throws {
         guard !storeClass._migratesThroughCopy else { return }
         throw coreDataError(
@@ -137,8 +138,7 @@ extension NSPersistentStoreCoordinator {
             chain of them, or a change that cannot be made in place. The store is left as it was: remove the mapping \
             model so that one is inferred, or migrate the store's objects into a store of another type with \
             NSMigrationManager
-            """,
-            userInfo: [NSURLErrorKey: url])
+            """)
     }
 
     /// Runs `body`, passing Core Data's migration errors through and turning any other into `NSMigrationError`
