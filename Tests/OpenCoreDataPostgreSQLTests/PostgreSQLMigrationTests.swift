@@ -251,6 +251,42 @@ struct PostgreSQLMigrationTests {
         try Self.expectMigratedLibrary(coordinators[0])
     }
 
+    /// Where the child processes find the store to migrate: they inherit the test run's environment.
+    static let storeVariable = "OPENCOREDATA_POSTGRES_MIGRATING_STORE"
+
+    @Test func threeRealProcessesAddingTheOldSchemaAtOnceAllOpenItMigrated() async throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        setenv(Self.storeVariable, url.absoluteString, 1)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    await #expect(processExitsWith: .success) {
+                        try PostgreSQLMigrationTests.addMigratingStore()
+                    }
+                }
+            }
+        }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 2))
+        try coordinator.addPersistentStore(ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        try Self.expectMigratedLibrary(coordinator)
+    }
+
+    /// In a child process: adds the store with the migration options and checks that it holds the migrated rows.
+    static func addMigratingStore() throws {
+        guard let text = ProcessInfo.processInfo.environment[storeVariable], let url = URL(string: text) else {
+            exit(2)
+        }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: library(version: 2))
+        try coordinator.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: migrating)
+        let context = NSManagedObjectContext.conformance(coordinator)
+        try context.run {
+            guard try context.objects("Writer").count == 2, try context.objects("Book").count == 3 else { exit(3) }
+        }
+    }
+
     @Test func stagedMigrationRunsItsLightweightStagesInPlace() throws {
         let url = try #require(PostgreSQLTestServer.newURL())
         defer { PostgreSQLTestServer.drop(url) }
