@@ -567,6 +567,7 @@ extension PostgreSQLMigrationTests {
         let version = Self.library(version: 1)
         let book = try #require(version.entitiesByName["Book"])
         book.properties.append(Self.attribute("pages", .integer32AttributeType, optional: false, default: 0))
+        try #require(version.entitiesByName["Author"]).uniquenessConstraints = [["name"]]
         let zine = NSEntityDescription()
         zine.name = "Zine"
         zine.managedObjectClassName = "NSManagedObject"
@@ -583,6 +584,12 @@ extension PostgreSQLMigrationTests {
         #expect(after["ZAUTHOR"] == before["ZAUTHOR"])
         #expect(after["Z_2TAGS"] == before["Z_2TAGS"])
         #expect(after["ZBOOK"] != before["ZBOOK"])
+        // The kept table has the new version's indexes: its uniqueness constraint is a unique index.
+        let indexes = try PostgreSQLSchemaSnapshot(url).indexes
+        #expect(
+            indexes.contains {
+                $0.contains("CREATE UNIQUE INDEX") && $0.contains("\"ZAUTHOR\" USING btree (\"ZNAME\")")
+            })
         let context = NSManagedObjectContext.conformance(coordinator)
         try context.run {
             let books = try context.objects("Book", sortedBy: ["title"])
