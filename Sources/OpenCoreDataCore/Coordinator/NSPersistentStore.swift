@@ -294,10 +294,18 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         nil
     }
 
-    /// Whether a store of this type can be migrated object by object into a new store beside it, which then replaces
-    /// it (file stores can). A store that cannot (the PostgreSQL store, which is a schema on a server) migrates only
-    /// in place, with an inferred mapping model; any other mapping model is refused with `NSMigrationError`.
-    open class var _migratesThroughCopy: Bool { true }
+    /// Where a migration object by object writes the store that then takes the place of the store at `url`: `nil`
+    /// for a hidden file beside it (file stores). A store elsewhere names a place of its own kind (the PostgreSQL
+    /// store: another schema); what the migration leaves there is removed with `_destroyStore(at:)`.
+    open class func _migrationStagingURL(for url: URL) -> URL? {
+        nil
+    }
+
+    /// Puts the store a migration wrote at `staging` in the place of the store at `destination`. File stores copy it
+    /// (the staging file is removed afterwards); the PostgreSQL store swaps the schemas in one transaction.
+    open class func _replaceStore(at destination: URL, withMigratedStoreAt staging: URL) throws {
+        try _replaceStore(at: destination, withStoreAt: staging)
+    }
 
     open override var description: String {
         "<\(String(describing: Swift.type(of: self))): \(Unmanaged.passUnretained(self).toOpaque())> (URL: "
