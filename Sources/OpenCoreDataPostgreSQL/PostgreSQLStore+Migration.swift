@@ -8,9 +8,10 @@ import OpenCoreDataCore
 // transaction (PostgreSQLLightweightMigration.swift). PostgreSQL's DDL is transactional, so a migration that fails
 // leaves the schema, its rows and its metadata as they were.
 //
-// Only inferred mapping models migrate: a mapping model from a bundle, a chain of them, or a custom
-// `NSEntityMigrationPolicy` would migrate object by object into a copy beside the store, which a schema on a server
-// has no place for (`_migratesThroughCopy` is false, and the coordinator refuses with `NSMigrationError`).
+// A mapping model that is not inferred (from a bundle, a chain of them, custom `NSEntityMigrationPolicy`s) migrates
+// object by object, as for every store type, into a new store the coordinator then puts in the old one's place: for
+// this store, a new schema in the same database (`stagingURL(for:)`), which takes the old schema's name in one
+// transaction under its lock (`replaceSchema(at:withMigratedSchemaAt:)`), keeping the store's UUID.
 
 extension PostgreSQLStore {
     /// The metadata in the schema at `url`, for `metadataForPersistentStore(ofType:at:options:)` and for the
@@ -133,6 +134,58 @@ extension PostgreSQLStore {
                     + "the tables' layout")
         } catch let error as PostgreSQLError {
             throw failure(error.description, underlying: Self.error(NSMigrationError, error.description))
+        }
+    }
+
+    // MARK: Migration through a new schema
+
+    /// The URL of a new schema beside the store's, in the same database, for a migration object by object.
+    static func stagingURL(for url: URL) -> URL? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        let name = "ocd_migrating_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        components.percentEncodedQueryItems =
+            (components.percentEncodedQueryItems ?? []).filter { $0.name != "schema" }
+            + [URLQueryItem(name: "schema", value: String(name))]
+        return components.url
+    }
+
+    /// Puts the schema a migration wrote at `staging` in the place of the store's schema at `url`, in one
+    /// transaction under the store's lock: the old schema is dropped and the new one takes its name, with the
+    /// store's UUID. If another process put a schema of the same model version there meanwhile, that one stays.
+    static func replaceSchema(at url: URL, withMigratedSchemaAt staging: URL) throws {
+        let settings: PostgreSQLConfiguration
+        let stagingSettings: PostgreSQLConfiguration
+        do {
+            settings = try PostgreSQLConfiguration(url: url)
+            stagingSettings = try PostgreSQLConfiguration(url: staging)
+        } catch {
+            throw Self.error(NSMigrationError, error.description)
+        }
+        let where_ = settings.redactedURL
+        let empty = NSManagedObjectModel()
+        let target = PostgreSQLSchema(model: empty, configuration: nil, schema: settings.schema)
+        let migrated = PostgreSQLSchema(model: empty, configuration: nil, schema: stagingSettings.schema)
+        do {
+            let connection = try PostgreSQLConnection(settings)
+            try connection.transaction {
+                try connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtext($1))", ["OpenCoreData " + settings.schema])
+                let current = try readMetadata(connection, schema: target, redactedURL: where_)
+                var incoming = try readMetadata(connection, schema: migrated, redactedURL: where_)
+                let currentHashes = current[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
+                let incomingHashes = incoming[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
+                if NSDictionary(dictionary: currentHashes).isEqual(to: incomingHashes) { return }
+                incoming[NSStoreUUIDKey] = current[NSStoreUUIDKey] ?? incoming[NSStoreUUIDKey]
+                try writeMetadata(incoming, connection: connection, schema: migrated, redactedURL: where_)
+                try connection.execute("DROP SCHEMA \(quoted(settings.schema)) CASCADE")
+                try connection.execute(
+                    "ALTER SCHEMA \(quoted(stagingSettings.schema)) RENAME TO \(quoted(settings.schema))")
+            }
+        } catch let error as PostgreSQLError {
+            throw Self.error(
+                NSMigrationError,
+                "The migrated PostgreSQL store could not take the place of the store at \(where_), which is left as it "
+                    + "was: \(error.description)")
         }
     }
 }

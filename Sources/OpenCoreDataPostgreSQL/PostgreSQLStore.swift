@@ -277,7 +277,13 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         cachedModel(at: url)
     }
 
-    public override class var _migratesThroughCopy: Bool { false }
+    public override class func _migrationStagingURL(for url: URL) -> URL? {
+        stagingURL(for: url)
+    }
+
+    public override class func _replaceStore(at destination: URL, withMigratedStoreAt staging: URL) throws {
+        try replaceSchema(at: destination, withMigratedSchemaAt: staging)
+    }
 
     public override func didAdd(to coordinator: NSPersistentStoreCoordinator) {
         // The coordinator records the model in the metadata of a new store; keep that at once.
