@@ -175,6 +175,23 @@ extension PostgreSQLStore {
                 let currentHashes = current[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
                 let incomingHashes = incoming[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
                 if NSDictionary(dictionary: currentHashes).isEqual(to: incomingHashes) { return }
+                // The whole schema is replaced: anything in it that is not the store's would go with it.
+                let foreign = try connection.query(
+                    """
+                    SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE \
+                    n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND left(c.relname, 1) NOT IN ('Z', 'A') \
+                    UNION ALL SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                    WHERE n.nspname = $1 LIMIT 1
+                    """, [settings.schema])
+                if let name = foreign.text(0, 0) {
+                    throw Self.error(
+                        NSMigrationError,
+                        """
+                        The PostgreSQL store at \(where_) could not be migrated with a mapping model and is left as it \
+                        was: such a migration replaces the store's schema \(settings.schema), which also holds \
+                        \(name), not the store's. Give the store a schema of its own (?schema=…)
+                        """)
+                }
                 incoming[NSStoreUUIDKey] = current[NSStoreUUIDKey] ?? incoming[NSStoreUUIDKey]
                 try writeMetadata(incoming, connection: connection, schema: migrated, redactedURL: where_)
                 try connection.execute("DROP SCHEMA \(quoted(settings.schema)) CASCADE")

@@ -534,6 +534,28 @@ extension PostgreSQLMigrationTests {
         #expect(try Self.stagingSchemas(at: url).isEmpty)
     }
 
+    @Test func aMappingModelMigrationDoesNotReplaceASchemaThatHoldsOtherTables() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        try Self.writeLibrary(at: url)
+        let connection = try PostgreSQLConnection(try PostgreSQLConfiguration(url: url))
+        try connection.execute("CREATE TABLE \(quoted(Self.schema(of: url))).orders (id bigint)")
+        let before = try PostgreSQLSchemaSnapshot(url)
+        let source = Self.library(version: 1)
+        let destination = Self.library(version: 2)
+        #expect {
+            try NSPersistentStoreCoordinator._migrate(
+                PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
+                from: source, to: destination,
+                mapping: try Self.customMapping(from: source, to: destination, naming: true))
+        } throws: { error in
+            let error = error as NSError
+            return error.code == NSMigrationError && error.localizedDescription.contains("orders")
+        }
+        #expect(try PostgreSQLSchemaSnapshot(url) == before)
+        #expect(try Self.stagingSchemas(at: url).isEmpty)
+    }
+
     /// A migration whose connection the server ends half-way (as when the process is killed, or the server
     /// restarts): a table was renamed already when it happened, and the transaction takes that back with the rest.
     @Test func aMigrationCutOffHalfWayLeavesTheSchemaAsItWas() throws {
