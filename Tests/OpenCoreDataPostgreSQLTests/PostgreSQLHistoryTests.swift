@@ -219,6 +219,32 @@ struct PostgreSQLHistoryTests {
         #expect(try context.performAndWait { try context.values("Item", "name") } == ["tracked", "untracked"])
     }
 
+    @Test func aBatchRequestLeftToMemoryIsRecordedUnderItsAuthor() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        let coordinator = try Self.coordinator(url)
+        let context = NSManagedObjectContext.conformance(coordinator)
+        try context.run {
+            Self.insertItem("apple", priority: 1, into: context)
+            Self.insertItem("banana", priority: 2, into: context)
+            try context.save()
+        }
+        context.transactionAuthor = "batch"
+        context.name = "batcher"
+        try context.run {
+            // PostgreSQL's regular expressions are not ICU's: MATCHES is evaluated in memory, through a context.
+            let update = NSBatchUpdateRequest(entityName: "Item")
+            update.predicate = NSPredicate(format: "name MATCHES %@", "b.*")
+            update.propertiesToUpdate = ["note": "matched"]
+            _ = try context.execute(update)
+        }
+        let last = try #require(try Self.transactions(context).last)
+        #expect(last.author == "batch")
+        #expect(last.contextName == "batcher")
+        #expect(last.changes?.map(\.changeType) == [.update])
+        #expect(last.changes?.first?.updatedProperties?.map(\.name) == ["note"])
+    }
+
     @Test func aStoreWithoutHistoryRefusesHistoryRequests() throws {
         let url = try #require(PostgreSQLTestServer.newURL())
         defer { PostgreSQLTestServer.drop(url) }
