@@ -96,9 +96,14 @@ enum PostgreSQLHistorySchema {
 
     /// Creates the history tables, or adds the tombstone columns the model needs to existing ones, and the
     /// Z_PRIMARYKEY rows (inside the caller's transaction, which holds the schema's advisory lock).
+    ///
+    /// Other processes may be recording history meanwhile: what is there already is only read, never written again
+    /// (an `ALTER TABLE` takes ACHANGE's strongest lock, and an insert into Z_PRIMARYKEY that meets the TRANSACTION
+    /// row waits for the writer holding it, which may be waiting for that table: a deadlock).
     static func prepare(_ schema: PostgreSQLSchema, connection: PostgreSQLConnection, tombstones: Int) throws {
         if try exists(in: schema, connection: connection) {
-            for index in 0..<tombstones {
+            let present = try tombstoneColumns(in: schema, connection: connection)
+            for index in present..<max(present, tombstones) {
                 try connection.execute(
                     """
                     ALTER TABLE \(schema.qualified(changeTable)) ADD COLUMN IF NOT EXISTS \
@@ -110,10 +115,13 @@ enum PostgreSQLHistorySchema {
                 try connection.execute(statement)
             }
         }
+        let counted = try connection.query(
+            "SELECT \"Z_ENT\" FROM \(schema.qualified("Z_PRIMARYKEY")) WHERE \"Z_ENT\" > 16000")
+        let present = Set((0..<counted.rowCount).compactMap { counted.int64($0, 0) })
         for (number, name, table) in [
             (changeEntity, "CHANGE", changeTable), (transactionEntity, "TRANSACTION", transactionTable),
             (stringEntity, "TRANSACTIONSTRING", stringTable),
-        ] {
+        ] where !present.contains(number) {
             try connection.query(
                 """
                 INSERT INTO \(schema.qualified("Z_PRIMARYKEY")) ("Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX") \

@@ -219,6 +219,75 @@ struct PostgreSQLHistoryTests {
         #expect(try context.performAndWait { try context.values("Item", "name") } == ["tracked", "untracked"])
     }
 
+    /// Where the child processes find the shared store: they inherit the test run's environment.
+    static let storeVariable = "OPENCOREDATA_POSTGRES_HISTORY_STORE"
+    static let savesPerProcess = 25
+
+    @Test func fourProcessesTransactionsAreReadInCommitOrderWhileTheyWrite() async throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        let coordinator = try Self.coordinator(url)
+        setenv(Self.storeVariable, url.absoluteString, 1)
+        // A reader follows the history while the processes write, each time after the last transaction it read: a
+        // number committed after a higher one would be skipped for good.
+        let reader = NSManagedObjectContext.conformance(coordinator)
+        let stop = LockedValue(false)
+        let seen = LockedValue<[Int64]>([])
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var token: NSPersistentHistoryToken?
+            var last = false
+            while !last {
+                last = stop.withLock { $0 }
+                if let read = try? Self.transactions(reader, after: token), let newest = read.last {
+                    seen.withLock { $0 += read.map(\.transactionNumber) }
+                    token = newest.token
+                }
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+            finished.signal()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    await #expect(processExitsWith: .success) { try PostgreSQLHistoryTests.saveInAChildProcess() }
+                }
+            }
+        }
+        stop.withLock { $0 = true }
+        finished.wait()
+        #expect(seen.withLock { $0 } == Array(1...Int64(4 * Self.savesPerProcess)))
+        // Each process's saves in the order it made them, under its own author.
+        let transactions = try Self.transactions(reader)
+        let authors = Set(transactions.compactMap(\.author))
+        #expect(authors.count == 4)
+        try reader.run {
+            for author in authors {
+                let names = try transactions.filter { $0.author == author }.map { transaction in
+                    let change = try #require(transaction.changes?.first)
+                    return try reader.existingObject(with: change.changedObjectID).value(forKey: "name") as? String
+                }
+                #expect(names == (0..<Self.savesPerProcess).map { "\(author) \($0)" })
+            }
+        }
+    }
+
+    /// In a child process: adds the shared store with history and saves one object at a time.
+    static func saveInAChildProcess() throws {
+        guard let text = ProcessInfo.processInfo.environment[storeVariable], let url = URL(string: text) else {
+            exit(2)
+        }
+        let context = NSManagedObjectContext.conformance(try coordinator(url))
+        let author = "process \(ProcessInfo.processInfo.processIdentifier)"
+        context.transactionAuthor = author
+        for save in 0..<savesPerProcess {
+            try context.run {
+                insertItem("\(author) \(save)", priority: Int64(save), into: context)
+                try context.save()
+            }
+        }
+    }
+
     @Test func aBatchRequestLeftToMemoryIsRecordedUnderItsAuthor() throws {
         let url = try #require(PostgreSQLTestServer.newURL())
         defer { PostgreSQLTestServer.drop(url) }
