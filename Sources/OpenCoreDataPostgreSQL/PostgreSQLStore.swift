@@ -41,6 +41,9 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     var changeListener: PostgreSQLChangeListener?
     /// Whether `lower()` folds case beyond ASCII in the database (see `foldsCase(_:)`), once asked.
     var caseFolding: Bool?
+    /// The store's persistent history, when it was added with `NSPersistentHistoryTrackingKey`
+    /// (`PostgreSQLStore+History.swift`).
+    var history: PostgreSQLHistory?
 
     /// Registers the store class for `PostgreSQLStoreType` (reading the constant does the same).
     public static func register() {
@@ -120,6 +123,7 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         self.connection = connection
         self.schema = schema
         metadata = loaded
+        try prepareHistory()
         if Self.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]),
             let identifier = loaded[NSStoreUUIDKey] as? String
         {
@@ -144,9 +148,10 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         do {
             changeListener = try PostgreSQLChangeListener(
                 configuration: configuration, channel: PostgreSQLChangeListener.channel(forStore: identifier)
-            ) {
+            ) { [recordsHistory = history != nil] payload in
                 NotificationCenter.default.post(
-                    name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: info.value)
+                    name: .NSPersistentStoreRemoteChange, object: coordinator,
+                    userInfo: Self.remoteChangeUserInfo(info.value, payload: payload, recordsHistory: recordsHistory))
             }
         } catch {
             throw Self.error(
