@@ -132,6 +132,7 @@ struct PostgreSQLLightweightMigration {
         for statement in postpasses { try connection.execute(statement) }
         // 5. Every row has a value for every non-optional property, as validation would require.
         for check in checks { try run(check) }
+        try migrateHistory()
         // 6. The source tables that moved aside go, and Z_PRIMARYKEY follows the destination's entities.
         for name in sourceTables where !kept.contains(name) {
             try connection.execute("DROP TABLE \(source.qualified(aside[name]!))")
@@ -378,7 +379,7 @@ struct PostgreSQLLightweightMigration {
         let numbers = Set(source.entities.map(\.number) + destination.entities.map(\.number))
         try connection.query(
             "DELETE FROM \(table) WHERE \"Z_ENT\" = ANY($1::integer[])",
-            ["{" + numbers.sorted().map(String.init).joined(separator: ",") + "}"])
+            [Self.array(numbers.sorted())])
         for entity in destination.entities {
             let carried = origins[entity.number].flatMap { maxima[$0.source.number] } ?? 0
             var max = "$4::bigint"

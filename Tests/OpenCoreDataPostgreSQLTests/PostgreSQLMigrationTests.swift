@@ -556,6 +556,44 @@ extension PostgreSQLMigrationTests {
         #expect(try Self.stagingSchemas(at: url).isEmpty)
     }
 
+    @Test func historyRecordedBeforeTheMigrationNamesTheMigratedEntitiesAndProperties() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        let tracking: [AnyHashable: Any] = [NSPersistentHistoryTrackingKey: true]
+        let old = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 1))
+        let store = try old.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: tracking)
+        let writer = NSManagedObjectContext.conformance(old)
+        try writer.run {
+            let ada = writer.make("Author", ["name": "Ada", "born": 1815])
+            let tag = writer.make("Tag", ["label": "maths"])
+            try writer.save()
+            ada.setValue("Ada L.", forKey: "name")
+            try writer.save()
+            writer.delete(tag)
+            try writer.save()
+        }
+        try old.remove(store)
+
+        // Author becomes Writer under another entity number, and its properties move (country and rating are new,
+        // and sort among them); Tag goes, and its changes with it.
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 2))
+        try coordinator.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url,
+            options: Self.migrating.merging(tracking) { first, _ in first })
+        let context = NSManagedObjectContext.conformance(coordinator)
+        let transactions = try HistoryStack.transactions(context)
+        #expect(transactions.count == 3)
+        let changes = transactions.flatMap { $0.changes ?? [] }
+        #expect(changes.map(\.changeType) == [.insert, .update])
+        #expect(Set(changes.map { $0.changedObjectID.entity.name ?? "" }) == ["Writer"])
+        #expect(changes.last?.updatedProperties?.map(\.name) == ["name"])
+        try context.run {
+            let ada = try context.existingObject(with: try #require(changes.first?.changedObjectID))
+            #expect(ada.value(forKey: "name") as? String == "Ada L.")
+        }
+    }
+
     /// A migration whose connection the server ends half-way (as when the process is killed, or the server
     /// restarts): a table was renamed already when it happened, and the transaction takes that back with the rest.
     @Test func aMigrationCutOffHalfWayLeavesTheSchemaAsItWas() throws {
