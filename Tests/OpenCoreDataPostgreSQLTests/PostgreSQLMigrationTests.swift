@@ -479,121 +479,6 @@ extension PostgreSQLMigrationTests {
         return (0..<result.rowCount).compactMap { result.text($0, 0) }
     }
 
-    /// White-box: a mapping model that is not inferred comes only from the program's bundles, which a test target
-    /// that builds its models in code does not have; the coordinator's migration step is called with one directly.
-    @Test func aMappingModelMigratesObjectByObjectIntoASchemaThatTakesTheStoresPlace() throws {
-        let url = try #require(PostgreSQLTestServer.newURL())
-        defer { PostgreSQLTestServer.drop(url) }
-        try Self.writeLibrary(at: url)
-        let identifier =
-            try NSPersistentStoreCoordinator.metadataForPersistentStore(
-                ofType: PostgreSQLStoreType, at: url, options: nil)[NSStoreUUIDKey] as? String
-        let source = Self.library(version: 1)
-        let destination = Self.library(version: 2)
-        try NSPersistentStoreCoordinator._migrate(
-            PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
-            from: source, to: destination, mapping: try Self.customMapping(from: source, to: destination, naming: true))
-        #expect(try Self.stagingSchemas(at: url).isEmpty)
-
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
-        let store = try coordinator.addPersistentStore(
-            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
-        #expect(store.identifier == identifier)
-        let context = NSManagedObjectContext.conformance(coordinator)
-        try context.run {
-            let writers = try context.objects("Writer", sortedBy: ["name"])
-            #expect(writers.map { ($0.value(forKey: "born") as? NSNumber)?.int64Value } == [1915, 2070])
-            let books = try context.objects("Book", sortedBy: ["name"])
-            #expect(books.map { $0.value(forKey: "name") as? String } == ["No title", "Notes", "Verses"])
-            let authors = books.map { book in
-                ((book.value(forKey: "authors") as? NSOrderedSet)?.array ?? []).compactMap {
-                    ($0 as? NSManagedObject)?.value(forKey: "name") as? String
-                }
-            }
-            #expect(authors == [["Bob"], ["Ada"], ["Ada"]])
-        }
-    }
-
-    @Test func aMappingModelMigrationThatFailsLeavesTheSchemaAsItWas() throws {
-        let url = try #require(PostgreSQLTestServer.newURL())
-        defer { PostgreSQLTestServer.drop(url) }
-        try Self.writeLibrary(at: url)
-        let before = try PostgreSQLSchemaSnapshot(url)
-        let source = Self.library(version: 1)
-        let destination = Self.library(version: 2)
-        // The book without a title gets no name, which version 2 requires: the destination's save fails.
-        #expect {
-            try NSPersistentStoreCoordinator._migrate(
-                PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
-                from: source, to: destination,
-                mapping: try Self.customMapping(from: source, to: destination, naming: false))
-        } throws: { error in
-            (error as NSError).code == NSMigrationError
-        }
-        #expect(try PostgreSQLSchemaSnapshot(url) == before)
-        #expect(try Self.stagingSchemas(at: url).isEmpty)
-    }
-
-    @Test func aMappingModelMigrationDoesNotReplaceASchemaThatHoldsOtherTables() throws {
-        let url = try #require(PostgreSQLTestServer.newURL())
-        defer { PostgreSQLTestServer.drop(url) }
-        try Self.writeLibrary(at: url)
-        let connection = try PostgreSQLConnection(try PostgreSQLConfiguration(url: url))
-        try connection.execute("CREATE TABLE \(quoted(Self.schema(of: url))).orders (id bigint)")
-        let before = try PostgreSQLSchemaSnapshot(url)
-        let source = Self.library(version: 1)
-        let destination = Self.library(version: 2)
-        #expect {
-            try NSPersistentStoreCoordinator._migrate(
-                PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
-                from: source, to: destination,
-                mapping: try Self.customMapping(from: source, to: destination, naming: true))
-        } throws: { error in
-            let error = error as NSError
-            return error.code == NSMigrationError && error.localizedDescription.contains("orders")
-        }
-        #expect(try PostgreSQLSchemaSnapshot(url) == before)
-        #expect(try Self.stagingSchemas(at: url).isEmpty)
-    }
-
-    @Test func historyRecordedBeforeTheMigrationNamesTheMigratedEntitiesAndProperties() throws {
-        let url = try #require(PostgreSQLTestServer.newURL())
-        defer { PostgreSQLTestServer.drop(url) }
-        let tracking: [AnyHashable: Any] = [NSPersistentHistoryTrackingKey: true]
-        let old = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 1))
-        let store = try old.addPersistentStore(
-            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: tracking)
-        let writer = NSManagedObjectContext.conformance(old)
-        try writer.run {
-            let ada = writer.make("Author", ["name": "Ada", "born": 1815])
-            let tag = writer.make("Tag", ["label": "maths"])
-            try writer.save()
-            ada.setValue("Ada L.", forKey: "name")
-            try writer.save()
-            writer.delete(tag)
-            try writer.save()
-        }
-        try old.remove(store)
-
-        // Author becomes Writer under another entity number, and its properties move (country and rating are new,
-        // and sort among them); Tag goes, and its changes with it.
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.library(version: 2))
-        try coordinator.addPersistentStore(
-            ofType: PostgreSQLStoreType, configurationName: nil, at: url,
-            options: Self.migrating.merging(tracking) { first, _ in first })
-        let context = NSManagedObjectContext.conformance(coordinator)
-        let transactions = try HistoryStack.transactions(context)
-        #expect(transactions.count == 3)
-        let changes = transactions.flatMap { $0.changes ?? [] }
-        #expect(changes.map(\.changeType) == [.insert, .update])
-        #expect(Set(changes.map { $0.changedObjectID.entity.name ?? "" }) == ["Writer"])
-        #expect(changes.last?.updatedProperties?.map(\.name) == ["name"])
-        try context.run {
-            let ada = try context.existingObject(with: try #require(changes.first?.changedObjectID))
-            #expect(ada.value(forKey: "name") as? String == "Ada L.")
-        }
-    }
-
     /// A migration whose connection the server ends half-way (as when the process is killed, or the server
     /// restarts): a table was renamed already when it happened, and the transaction takes that back with the rest.
     @Test func aMigrationCutOffHalfWayLeavesTheSchemaAsItWas() throws {
@@ -725,6 +610,12 @@ extension PostgreSQLMigrationTests {
             to: destinationURL, type: NSPersistentStore.StoreType(rawValue: PostgreSQLStoreType))
         #expect(try PostgreSQLSchemaSnapshot(url) == before)
 
+        // The new store continues the old one: the same UUID.
+        let identifiers = try [url, destinationURL].map {
+            try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: PostgreSQLStoreType, at: $0)[
+                NSStoreUUIDKey] as? String
+        }
+        #expect(identifiers[0] != nil && identifiers[0] == identifiers[1])
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
         try coordinator.addPersistentStore(
             ofType: PostgreSQLStoreType, configurationName: nil, at: destinationURL, options: nil)
@@ -740,6 +631,130 @@ extension PostgreSQLMigrationTests {
 
     static func schema(of url: URL) -> String {
         URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "schema" }?.value ?? ""
+    }
+}
+
+extension PostgreSQLMigrationTests {
+    /// Migrations with a mapping model that is not inferred, one at a time: each checks that no staging schema (of
+    /// any name) is left in the database.
+    @Suite(.serialized) struct MappingModels {
+        /// White-box: a mapping model that is not inferred comes only from the program's bundles, which a test target
+        /// that builds its models in code does not have; the coordinator's migration step is called with one directly.
+        @Test func aMappingModelMigratesObjectByObjectIntoASchemaThatTakesTheStoresPlace() throws {
+            let url = try #require(PostgreSQLTestServer.newURL())
+            defer { PostgreSQLTestServer.drop(url) }
+            try PostgreSQLMigrationTests.writeLibrary(at: url)
+            let identifier =
+                try NSPersistentStoreCoordinator.metadataForPersistentStore(
+                    ofType: PostgreSQLStoreType, at: url, options: nil)[NSStoreUUIDKey] as? String
+            let source = PostgreSQLMigrationTests.library(version: 1)
+            let destination = PostgreSQLMigrationTests.library(version: 2)
+            try NSPersistentStoreCoordinator._migrate(
+                PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
+                from: source, to: destination,
+                mapping: try PostgreSQLMigrationTests.customMapping(from: source, to: destination, naming: true))
+            #expect(try PostgreSQLMigrationTests.stagingSchemas(at: url).isEmpty)
+
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
+            let store = try coordinator.addPersistentStore(
+                ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+            #expect(store.identifier == identifier)
+            let context = NSManagedObjectContext.conformance(coordinator)
+            try context.run {
+                let writers = try context.objects("Writer", sortedBy: ["name"])
+                #expect(writers.map { ($0.value(forKey: "born") as? NSNumber)?.int64Value } == [1915, 2070])
+                let books = try context.objects("Book", sortedBy: ["name"])
+                #expect(books.map { $0.value(forKey: "name") as? String } == ["No title", "Notes", "Verses"])
+                let authors = books.map { book in
+                    ((book.value(forKey: "authors") as? NSOrderedSet)?.array ?? []).compactMap {
+                        ($0 as? NSManagedObject)?.value(forKey: "name") as? String
+                    }
+                }
+                #expect(authors == [["Bob"], ["Ada"], ["Ada"]])
+            }
+        }
+
+        @Test func aMappingModelMigrationThatFailsLeavesTheSchemaAsItWas() throws {
+            let url = try #require(PostgreSQLTestServer.newURL())
+            defer { PostgreSQLTestServer.drop(url) }
+            try PostgreSQLMigrationTests.writeLibrary(at: url)
+            let before = try PostgreSQLSchemaSnapshot(url)
+            let source = PostgreSQLMigrationTests.library(version: 1)
+            let destination = PostgreSQLMigrationTests.library(version: 2)
+            // The book without a title gets no name, which version 2 requires: the destination's save fails.
+            #expect {
+                try NSPersistentStoreCoordinator._migrate(
+                    PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
+                    from: source, to: destination,
+                    mapping: try PostgreSQLMigrationTests.customMapping(from: source, to: destination, naming: false))
+            } throws: { error in
+                (error as NSError).code == NSMigrationError
+            }
+            #expect(try PostgreSQLSchemaSnapshot(url) == before)
+            #expect(try PostgreSQLMigrationTests.stagingSchemas(at: url).isEmpty)
+        }
+
+        @Test func aMappingModelMigrationDoesNotReplaceASchemaThatHoldsOtherTables() throws {
+            let url = try #require(PostgreSQLTestServer.newURL())
+            defer { PostgreSQLTestServer.drop(url) }
+            try PostgreSQLMigrationTests.writeLibrary(at: url)
+            let connection = try PostgreSQLConnection(try PostgreSQLConfiguration(url: url))
+            try connection.execute(
+                "CREATE TABLE \(quoted(PostgreSQLMigrationTests.schema(of: url))).orders (id bigint)")
+            let before = try PostgreSQLSchemaSnapshot(url)
+            let source = PostgreSQLMigrationTests.library(version: 1)
+            let destination = PostgreSQLMigrationTests.library(version: 2)
+            #expect {
+                try NSPersistentStoreCoordinator._migrate(
+                    PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
+                    from: source, to: destination,
+                    mapping: try PostgreSQLMigrationTests.customMapping(from: source, to: destination, naming: true))
+            } throws: { error in
+                let error = error as NSError
+                return error.code == NSMigrationError && error.localizedDescription.contains("orders")
+            }
+            #expect(try PostgreSQLSchemaSnapshot(url) == before)
+            #expect(try PostgreSQLMigrationTests.stagingSchemas(at: url).isEmpty)
+        }
+
+        @Test func historyRecordedBeforeTheMigrationNamesTheMigratedEntitiesAndProperties() throws {
+            let url = try #require(PostgreSQLTestServer.newURL())
+            defer { PostgreSQLTestServer.drop(url) }
+            let tracking: [AnyHashable: Any] = [NSPersistentHistoryTrackingKey: true]
+            let old = NSPersistentStoreCoordinator(managedObjectModel: PostgreSQLMigrationTests.library(version: 1))
+            let store = try old.addPersistentStore(
+                ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: tracking)
+            let writer = NSManagedObjectContext.conformance(old)
+            try writer.run {
+                let ada = writer.make("Author", ["name": "Ada", "born": 1815])
+                let tag = writer.make("Tag", ["label": "maths"])
+                try writer.save()
+                ada.setValue("Ada L.", forKey: "name")
+                try writer.save()
+                writer.delete(tag)
+                try writer.save()
+            }
+            try old.remove(store)
+
+            // Author becomes Writer under another entity number, and its properties move (country and rating are new,
+            // and sort among them); Tag goes, and its changes with it.
+            let coordinator = NSPersistentStoreCoordinator(
+                managedObjectModel: PostgreSQLMigrationTests.library(version: 2))
+            try coordinator.addPersistentStore(
+                ofType: PostgreSQLStoreType, configurationName: nil, at: url,
+                options: PostgreSQLMigrationTests.migrating.merging(tracking) { first, _ in first })
+            let context = NSManagedObjectContext.conformance(coordinator)
+            let transactions = try HistoryStack.transactions(context)
+            #expect(transactions.count == 3)
+            let changes = transactions.flatMap { $0.changes ?? [] }
+            #expect(changes.map(\.changeType) == [.insert, .update])
+            #expect(Set(changes.map { $0.changedObjectID.entity.name ?? "" }) == ["Writer"])
+            #expect(changes.last?.updatedProperties?.map(\.name) == ["name"])
+            try context.run {
+                let ada = try context.existingObject(with: try #require(changes.first?.changedObjectID))
+                #expect(ada.value(forKey: "name") as? String == "Ada L.")
+            }
+        }
     }
 }
 
