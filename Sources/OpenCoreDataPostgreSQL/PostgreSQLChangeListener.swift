@@ -3,7 +3,7 @@ import Foundation
 
 /// Listens for the commits of every process to one store (`LISTEN` on the store's channel; each save sends `NOTIFY`
 /// in its transaction, so that the notice arrives when, and only if, it commits), on a thread and connection of its
-/// own, and calls `onCommit` for each — for `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
+/// own, and calls `onCommit` with each one's payload — for `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
 ///
 /// The thread waits on the connection's socket a quarter of a second at a time, so that `cancel()` ends it soon; a
 /// connection the server dropped is made again, and listening resumes (commits in between are not seen).
@@ -11,7 +11,7 @@ final class PostgreSQLChangeListener: @unchecked Sendable {
     // @unchecked: the connection is used by the listening thread only; `cancelled` is behind its lock.
     private let configuration: PostgreSQLConfiguration
     private let channel: String
-    private let onCommit: @Sendable () -> Void
+    private let onCommit: @Sendable (String) -> Void
     private let lock = NSLock()
     private var cancelled = false
     private let finished = DispatchSemaphore(value: 0)
@@ -22,7 +22,8 @@ final class PostgreSQLChangeListener: @unchecked Sendable {
     }
 
     /// Starts listening; throws if the first connection or `LISTEN` fails.
-    init(configuration: PostgreSQLConfiguration, channel: String, onCommit: @escaping @Sendable () -> Void) throws {
+    init(configuration: PostgreSQLConfiguration, channel: String, onCommit: @escaping @Sendable (String) -> Void) throws
+    {
         self.configuration = configuration
         self.channel = channel
         self.onCommit = onCommit
@@ -60,8 +61,8 @@ final class PostgreSQLChangeListener: @unchecked Sendable {
                 continue
             }
             switch current.waitForNotifications(timeout: 250) {
-            case .some(let count):
-                for _ in 0..<count where !isCancelled { onCommit() }
+            case .some(let payloads):
+                for payload in payloads where !isCancelled { onCommit(payload) }
             case .none:
                 connection = nil
             }
@@ -70,19 +71,19 @@ final class PostgreSQLChangeListener: @unchecked Sendable {
 }
 
 extension PostgreSQLConnection {
-    /// Waits up to `timeout` milliseconds for notifications; the number that arrived (0 if none), or `nil` if the
-    /// connection is gone.
-    func waitForNotifications(timeout: Int32) -> Int? {
+    /// Waits up to `timeout` milliseconds for notifications; the payloads of those that arrived (none if none), or
+    /// `nil` if the connection is gone.
+    func waitForNotifications(timeout: Int32) -> [String]? {
         guard let handle = rawHandle, PQstatus(handle) == CONNECTION_OK else { return nil }
         var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
         let ready = poll(&descriptor, 1, timeout)
-        if ready < 0 { return errno == EINTR ? 0 : nil }
+        if ready < 0 { return errno == EINTR ? [] : nil }
         guard PQconsumeInput(handle) == 1 else { return nil }
-        var count = 0
+        var payloads: [String] = []
         while let notice = PQnotifies(handle) {
-            count += 1
+            payloads.append(notice.pointee.extra.map { String(cString: $0) } ?? "")
             PQfreemem(notice)
         }
-        return count
+        return payloads
     }
 }

@@ -51,6 +51,15 @@ extension PostgreSQLStore: PersistentStoreBatchExecuting {
         do {
             return try connection.transaction {
                 let result = try connection.query(sql, generator.arguments)
+                if history != nil {
+                    let rows = (0..<result.rowCount).compactMap { index -> (key: Int64, entity: Int64)? in
+                        guard let key = result.int64(index, 0), let number = result.int64(index, 1) else { return nil }
+                        return (key, number)
+                    }
+                    try recordBatchUpdate(
+                        rows, names: update.assignments.map(\.attribute.name), author: update.author,
+                        connection: connection, schema: schema)
+                }
                 try notifyCommit(connection)
                 var outcome = StoreBatchOutcome(count: result.rowCount)
                 if update.wantsObjectIDs { outcome.objectIDs = try objectIDs(result, schema: schema) }
@@ -152,9 +161,11 @@ extension PostgreSQLStore: PersistentStoreBatchExecuting {
             let firstRows = try rows(chunk, inTransaction: false)
             return try connection.transaction {
                 var outcome = StoreBatchOutcome()
+                var inserted: [Int64] = []
                 func write(_ rows: [PostgreSQLNewRow]) throws {
                     try insertRows(rows, table: entity.table, connection: connection, schema: schema)
                     outcome.count += rows.count
+                    if history != nil { inserted += rows.map(\.key) }
                     if insert.wantsObjectIDs { outcome.objectIDs += rows.map { objectID(entity.entity, key: $0.key) } }
                 }
                 try write(firstRows)
@@ -167,6 +178,7 @@ extension PostgreSQLStore: PersistentStoreBatchExecuting {
                     }
                 }
                 if !chunk.isEmpty { try write(try rows(chunk, inTransaction: true)) }
+                try recordBatchInsert(inserted, entity: entity, author: insert.author, connection: connection)
                 try notifyCommit(connection)
                 return outcome
             }
@@ -213,7 +225,10 @@ extension PostgreSQLStore: PersistentStoreBatchExecuting {
                 try cascade(&doomed, connection: connection, schema: schema)
                 try checkDenyRules(doomed, connection: connection, schema: schema)
                 try nullifyReferences(to: doomed, connection: connection, schema: schema)
+                let tombstones = try batchDeleteTombstones(doomed.rows, connection: connection, schema: schema)
                 try deleteRows(doomed, connection: connection, schema: schema)
+                try recordBatchDelete(
+                    doomed.rows, tombstones: tombstones, author: delete.author, connection: connection)
                 let deleted = doomed.rows.compactMap { row in
                     schema.entity(number: row.entity).map { objectID($0.entity, key: row.key) }
                 }
@@ -391,7 +406,9 @@ extension PostgreSQLStore: PersistentStoreBatchExecuting {
     /// Tells every coordinator and process that listens for this store's commits of this one, when it commits.
     func notifyCommit(_ connection: PostgreSQLConnection) throws {
         guard let identifier = metadata?[NSStoreUUIDKey] as? String else { return }
-        try connection.query("SELECT pg_notify($1, '')", [PostgreSQLChangeListener.channel(forStore: identifier)])
+        // With history, the payload is the number of the last transaction (`PostgreSQLStore+History.swift`).
+        try connection.query(
+            "SELECT pg_notify($1, \(notifyPayloadSQL))", [PostgreSQLChangeListener.channel(forStore: identifier)])
     }
 
     /// Keys as a `bigint[]` parameter.

@@ -113,6 +113,8 @@ extension PostgreSQLStore {
     {
         var result = StoreSaveResult()
         var mismatched: [NSManagedObjectID] = []
+        // Persistent history: tombstones are read before their rows go (none without history).
+        let tombstones = try historyTombstones(of: changes, connection: connection, schema: schema)
         func mapped(_ change: StoreSaveObject) throws -> (PostgreSQLEntity, Int64) {
             guard let entity = schema.entity(change.objectID.entity), let key = key(of: change.objectID) else {
                 throw Self.error(
@@ -214,6 +216,7 @@ extension PostgreSQLStore {
                 try writeToMany(toMany, key: key, destinations: keys, connection: connection, schema: schema)
             }
         }
+        try recordHistory(of: changes, tombstones: tombstones, connection: connection, schema: schema)
         return result
     }
 

@@ -45,6 +45,9 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     let readers = PostgreSQLConnectionPool()
     /// The rows read lately, for faults (`PostgreSQLStore+RowCache.swift`).
     let rowCache = PostgreSQLRowCache()
+    /// The store's persistent history, when it was added with `NSPersistentHistoryTrackingKey`
+    /// (`PostgreSQLStore+History.swift`).
+    var history: PostgreSQLHistory?
 
     /// Registers the store class for `PostgreSQLStoreType` (reading the constant does the same).
     public static func register() {
@@ -124,6 +127,7 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         self.connection = connection
         self.schema = schema
         metadata = loaded
+        try prepareHistory()
         try startReading(configuration: configuration, schema: schema)
         if Self.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]),
             let identifier = loaded[NSStoreUUIDKey] as? String
@@ -150,11 +154,12 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         do {
             changeListener = try PostgreSQLChangeListener(
                 configuration: configuration, channel: PostgreSQLChangeListener.channel(forStore: identifier)
-            ) {
+            ) { [recordsHistory = history != nil] payload in
                 // The notice does not say which rows changed.
                 rowCache.forgetAll()
                 NotificationCenter.default.post(
-                    name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: info.value)
+                    name: .NSPersistentStoreRemoteChange, object: coordinator,
+                    userInfo: Self.remoteChangeUserInfo(info.value, payload: payload, recordsHistory: recordsHistory))
             }
         } catch {
             throw Self.error(
@@ -168,6 +173,14 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     }
 
     private func readMetadata(_ connection: PostgreSQLConnection, schema: PostgreSQLSchema) throws -> [String: Any] {
+        let plist = try Self.readMetadata(connection, schema: schema, redactedURL: redactedURL)
+        storedMetadata = NSDictionary(dictionary: plist)
+        return plist
+    }
+
+    static func readMetadata(_ connection: PostgreSQLConnection, schema: PostgreSQLSchema, redactedURL: String)
+        throws -> [String: Any]
+    {
         let result = try connection.query(
             "SELECT \"Z_PLIST\" FROM \(schema.qualified("Z_METADATA")) ORDER BY \"Z_VERSION\" DESC LIMIT 1")
         guard result.rowCount == 1, let text = result.text(0, 0), let data = PostgreSQLValueCoding.data(text),
@@ -181,7 +194,6 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
                 it is not a store, or it was damaged
                 """)
         }
-        storedMetadata = NSDictionary(dictionary: plist)
         return plist
     }
 
@@ -202,10 +214,18 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
             NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
         ]
         try writeMetadata(metadata, connection: connection, schema: schema)
+        try Self.writeModelCache(model, connection: connection, schema: schema)
         return metadata
     }
 
     func writeMetadata(_ metadata: [String: Any], connection: PostgreSQLConnection, schema: PostgreSQLSchema) throws {
+        try Self.writeMetadata(metadata, connection: connection, schema: schema, redactedURL: redactedURL)
+        storedMetadata = NSDictionary(dictionary: metadata)
+    }
+
+    static func writeMetadata(
+        _ metadata: [String: Any], connection: PostgreSQLConnection, schema: PostgreSQLSchema, redactedURL: String
+    ) throws {
         let data: Data
         do {
             data = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
@@ -220,7 +240,6 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
             ON CONFLICT ("Z_VERSION") DO UPDATE SET "Z_UUID" = EXCLUDED."Z_UUID", "Z_PLIST" = EXCLUDED."Z_PLIST"
             """,
             [metadata[NSStoreUUIDKey] as? String, PostgreSQLValueCoding.hex(data)])
-        storedMetadata = NSDictionary(dictionary: metadata)
     }
 
     /// Deletes the store at `url`: drops its schema and everything in it, as
@@ -249,6 +268,34 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     /// What `destroyPersistentStore(at:ofType:options:)` does for a `postgres://` URL: drops the store's schema.
     public override class func _destroyStore(at url: URL) throws {
         try dropSchema(at: url)
+    }
+
+    // MARK: Migration (PostgreSQLStore+Migration.swift)
+
+    public override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        try schemaMetadata(at: url)
+    }
+
+    public override class func _migrateInPlace(
+        at url: URL, configuration: String?, options: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
+        destinationModel: NSManagedObjectModel, mapping: NSMappingModel
+    ) throws -> Bool {
+        try migrateSchema(
+            at: url, configuration: configuration, sourceModel: sourceModel, destinationModel: destinationModel,
+            mapping: mapping)
+        return true
+    }
+
+    public override class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
+        cachedModel(at: url)
+    }
+
+    public override class func _migrationStagingURL(for url: URL) -> URL? {
+        stagingURL(for: url)
+    }
+
+    public override class func _replaceStore(at destination: URL, withMigratedStoreAt staging: URL) throws {
+        try replaceSchema(at: destination, withMigratedSchemaAt: staging)
     }
 
     public override func didAdd(to coordinator: NSPersistentStoreCoordinator) {

@@ -10,4 +10,10 @@ import Testing
     func conformance(_ fixture: StoreFixture, _ testCase: StoreConformanceCase) throws {
         try testCase.run(fixture)
     }
+
+    /// The persistent history cases, against the store of this package that records history.
+    @Test(arguments: StoreConformanceCase.persistentHistory)
+    func persistentHistory(_ testCase: StoreConformanceCase) throws {
+        try testCase.run(.sqlite)
+    }
 }

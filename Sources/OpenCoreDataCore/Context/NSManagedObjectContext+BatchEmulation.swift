@@ -5,8 +5,11 @@
 /// `NSManagedObject`s, so that no subclass code (`awakeFromInsert`, `willSave`…) runs where the SQLite store would
 /// run none. The results are those of the SQLite store's set-based statements.
 extension NSManagedObjectContext {
-    /// A context that executes one batch request in `store`'s coordinator.
-    static func _batchExecutor(for store: NSPersistentStore) throws -> NSManagedObjectContext {
+    /// A context that executes one batch request in `store`'s coordinator, saving as `author` (so that a store
+    /// that records persistent history records the request's author and context name, as for its own statements).
+    static func _batchExecutor(for store: NSPersistentStore, author: StoreTransactionAuthor = StoreTransactionAuthor())
+        throws -> NSManagedObjectContext
+    {
         guard let coordinator = store._coordinator else {
             throw coreDataError(
                 NSPersistentStoreOperationError, "The persistent store was removed from its coordinator")
@@ -14,6 +17,8 @@ extension NSManagedObjectContext {
         let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context._isBatchExecutor = true
         context.persistentStoreCoordinator = coordinator
+        context._transactionAuthor = author.author
+        context._name = author.contextName
         return context
     }
 
@@ -30,7 +35,7 @@ extension NSManagedObjectContext {
     }
 
     package static func _emulate(_ update: StoreBatchUpdate, in store: NSPersistentStore) throws -> StoreBatchOutcome {
-        let context = try _batchExecutor(for: store)
+        let context = try _batchExecutor(for: store, author: update.author)
         let fetch = NSFetchRequest<NSFetchRequestResult>()
         fetch.entity = update.entity
         fetch.predicate = update.predicate
@@ -57,7 +62,7 @@ extension NSManagedObjectContext {
     }
 
     package static func _emulate(_ delete: StoreBatchDelete, in store: NSPersistentStore) throws -> StoreBatchOutcome {
-        let context = try _batchExecutor(for: store)
+        let context = try _batchExecutor(for: store, author: delete.author)
         let objects: [NSManagedObject]
         if let ids = delete.objectIDs {
             // IDs of objects that are gone already delete nothing.
@@ -76,7 +81,7 @@ extension NSManagedObjectContext {
     }
 
     package static func _emulate(_ insert: StoreBatchInsert, in store: NSPersistentStore) throws -> StoreBatchOutcome {
-        let context = try _batchExecutor(for: store)
+        let context = try _batchExecutor(for: store, author: insert.author)
         var objects: [NSManagedObject] = []
         while let values = try insert.next() {
             let object = NSManagedObject(entity: insert.entity, insertInto: context)

@@ -12,7 +12,11 @@ extension NSManagedObjectContext {
         // throws (Apple raises an exception) instead of stopping the program.
         let outcome = try PredicateFunctionDispatch.throwingEvaluationFailures(
             "The fetch of '\(request.entityName ?? request.entity?.name ?? "")'"
-        ) { try _executeRequest(request._untyped) }
+        ) {
+            // A typed request is copied as an untyped one, which the fetch may then change as its own.
+            if let untyped = request as? NSFetchRequest<NSFetchRequestResult> { return try _executeRequest(untyped) }
+            return try _executeRequest(request._untyped, owningRequest: true)
+        }
         switch outcome {
         case .objects(let objects):
             // Managed objects are cast as class instances, without going through an array of existentials.
@@ -97,7 +101,10 @@ extension NSManagedObjectContext {
         }
     }
 
-    func _executeRequest(_ original: NSFetchRequest<NSFetchRequestResult>) throws -> FetchOutcome {
+    /// Runs a fetch; with `owningRequest`, `original` is a copy made for this fetch, which it may change.
+    func _executeRequest(_ original: NSFetchRequest<NSFetchRequestResult>, owningRequest: Bool = false) throws
+        -> FetchOutcome
+    {
         guard let parent = _parentStore else {
             throw coreDataError(
                 NSPersistentStoreOperationError,
@@ -105,7 +112,7 @@ extension NSManagedObjectContext {
         }
         _adoptPermanentIDs()
         let entity = _resolveEntity(original)
-        let request = original.copy() as! NSFetchRequest<NSFetchRequestResult>
+        let request = owningRequest ? original : original.copy() as! NSFetchRequest<NSFetchRequestResult>
         request.entity = entity
         if request.resultType == .dictionaryResultType {
             // Dictionaries describe the stores as they are, without unsaved changes, as Apple documents.
@@ -119,7 +126,13 @@ extension NSManagedObjectContext {
             && _hasPendingChanges(for: entity, includingSubentities: request.includesSubentities)
 
         // The store fetches objects; the context folds in its changes and applies limits afterwards if it must.
-        let storeRequest = request.copy() as! NSFetchRequest<NSFetchRequestResult>
+        // A copy only if the store's request differs from the context's.
+        let resultType = request.resultType
+        let storeRequest =
+            pending
+                || (resultType != .managedObjectResultType && resultType != .countResultType
+                    && resultType != .managedObjectIDResultType)
+            ? request.copy() as! NSFetchRequest<NSFetchRequestResult> : request
         let wantsCount = request.resultType == .countResultType
         if pending {
             storeRequest.fetchLimit = 0

@@ -281,8 +281,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
 
     /// Migrates the store at `url` in place with an inferred mapping model, if this store type can (the SQLite
-    /// store, with SQL); `false` when it cannot, having changed nothing.
-    class func _migrateInPlace(
+    /// store, with SQL); `false` when it cannot, having changed nothing. `open` (underscored, not Apple API) so that a
+    /// store in another module can migrate itself (the PostgreSQL store, with SQL in one transaction).
+    open class func _migrateInPlace(
         at url: URL, configuration: String?, options: [AnyHashable: Any]?, sourceModel: NSManagedObjectModel,
         destinationModel: NSManagedObjectModel, mapping: NSMappingModel
     ) throws -> Bool {
@@ -290,9 +291,22 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     }
 
     /// The model the store at `url` keeps a copy of (the SQLite store's `Z_MODELCACHE`), if any: migration's source
-    /// model when no bundle has it.
-    class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
+    /// model when no bundle has it. `open` for stores in other modules, as `_migrateInPlace` is.
+    open class func _cachedModel(at url: URL) -> NSManagedObjectModel? {
         nil
+    }
+
+    /// Where a migration object by object writes the store that then takes the place of the store at `url`: `nil`
+    /// for a hidden file beside it (file stores). A store elsewhere names a place of its own kind (the PostgreSQL
+    /// store: another schema); what the migration leaves there is removed with `_destroyStore(at:)`.
+    open class func _migrationStagingURL(for url: URL) -> URL? {
+        nil
+    }
+
+    /// Puts the store a migration wrote at `staging` in the place of the store at `destination`. File stores copy it
+    /// (the staging file is removed afterwards); the PostgreSQL store swaps the schemas in one transaction.
+    open class func _replaceStore(at destination: URL, withMigratedStoreAt staging: URL) throws {
+        try _replaceStore(at: destination, withStoreAt: staging)
     }
 
     open override var description: String {

@@ -34,7 +34,7 @@ extension NSPersistentStoreCoordinator {
                         """
                         The store at \(store._url?.path ?? "(memory)") does not record persistent history, so it \
                         cannot run an NSPersistentHistoryChangeRequest: add it with the option \
-                        NSPersistentHistoryTrackingKey set to true (a SQLite store)
+                        NSPersistentHistoryTrackingKey set to true (a SQLite or PostgreSQL store)
                         """,
                         userInfo: [NSAffectedStoresErrorKey: [store], "request": request])
                 }

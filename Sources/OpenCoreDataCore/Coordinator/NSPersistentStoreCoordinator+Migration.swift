@@ -48,6 +48,13 @@ extension NSPersistentStoreCoordinator {
         }
         let destinationModel = _managedObjectModel
         guard let sourceModel = Self._sourceModel(forStoreMetadata: metadata, storeClass: storeClass, at: url) else {
+            // Another process may have migrated the store since its metadata was read (a store shared between
+            // processes, whose model copy is then the new version's): it opens as it is.
+            if let current = try? storeClass.metadataForPersistentStore(with: url),
+                _managedObjectModel.isConfiguration(withName: configuration, compatibleWithStoreMetadata: current)
+            {
+                return
+            }
             throw coreDataError(
                 NSMigrationMissingSourceModelError,
                 """
@@ -288,16 +295,32 @@ extension NSPersistentStoreCoordinator {
         _ storeClass: NSPersistentStore.Type, type: String, at url: URL, options: [AnyHashable: Any]?,
         sourceModel: NSManagedObjectModel, destinationModel: NSManagedObjectModel, mapping: NSMappingModel
     ) throws {
-        let migrated = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).migrating-\(UUID().uuidString)")
-        defer { MigrationFiles.remove(MigrationFiles.companions.map { URL(fileURLWithPath: migrated.path + $0) }) }
+        let migrated = _stagingURL(storeClass, for: url, step: nil)
+        defer { _discardStaging(storeClass, at: migrated) }
         let manager = NSMigrationManager(sourceModel: sourceModel, destinationModel: destinationModel)
         var destinationOptions = options ?? [:]
         destinationOptions[NSMigratePersistentStoresAutomaticallyOption] = false
         try manager.migrateStore(
             from: url, sourceType: type, options: options, with: mapping, toDestinationURL: migrated,
             destinationType: type, destinationOptions: destinationOptions)
-        try storeClass._replaceStore(at: url, withStoreAt: migrated)
+        try storeClass._replaceStore(at: url, withMigratedStoreAt: migrated)
+    }
+
+    /// Where a migration object by object writes the store that replaces the one at `url`: the store type's place,
+    /// or a hidden file beside it.
+    static func _stagingURL(_ storeClass: NSPersistentStore.Type, for url: URL, step: Int?) -> URL {
+        if let staging = storeClass._migrationStagingURL(for: url) { return staging }
+        return url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).migrating-\(step.map { "\($0)-" } ?? "")\(UUID().uuidString)")
+    }
+
+    /// Removes what a migration left at `staging`, whatever happened.
+    static func _discardStaging(_ storeClass: NSPersistentStore.Type, at staging: URL) {
+        if staging.isFileURL {
+            MigrationFiles.remove(MigrationFiles.companions.map { URL(fileURLWithPath: staging.path + $0) })
+        } else {
+            try? storeClass._destroyStore(at: staging)
+        }
     }
 }
 

@@ -100,17 +100,14 @@ extension NSPersistentStoreCoordinator {
     ) throws {
         var written: [URL] = []
         defer {
-            for file in written {
-                MigrationFiles.remove(MigrationFiles.companions.map { URL(fileURLWithPath: file.path + $0) })
-            }
+            for staging in written { _discardStaging(storeClass, at: staging) }
         }
         var stepOptions = options ?? [:]
         stepOptions[NSMigratePersistentStoresAutomaticallyOption] = false
         try _reportingMigrationErrors(at: url) {
             var current = url
             for (index, step) in steps.enumerated() {
-                let next = url.deletingLastPathComponent().appendingPathComponent(
-                    ".\(url.lastPathComponent).migrating-\(index + 1)-\(UUID().uuidString)")
+                let next = _stagingURL(storeClass, for: url, step: index + 1)
                 written.append(next)
                 let manager = NSMigrationManager(sourceModel: step.source, destinationModel: step.destination)
                 try manager.migrateStore(
@@ -118,7 +115,7 @@ extension NSPersistentStoreCoordinator {
                     with: step.mapping, toDestinationURL: next, destinationType: type, destinationOptions: stepOptions)
                 current = next
             }
-            try storeClass._replaceStore(at: url, withStoreAt: current)
+            try storeClass._replaceStore(at: url, withMigratedStoreAt: current)
         }
     }
 }

@@ -13,11 +13,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     // Apple's class is Sendable too.
     let _managedObjectModel: NSManagedObjectModel
     var _stores: [NSPersistentStore] = [] {
-        didSet { _rowCaches = _stores.compactMap { $0 as? PersistentStoreRowCaching } }
+        didSet {
+            _rowCaches = _stores.compactMap { store in (store as? PersistentStoreRowCaching).map { (store, $0) } }
+        }
     }
-    /// The stores with a row cache, told of every object that goes away: kept apart from `_stores` so that those
-    /// calls neither cast each store nor check exclusive access.
-    @exclusivity(unchecked) var _rowCaches: [any PersistentStoreRowCaching] = []
+    /// The stores with a row cache, told of every object that goes away: kept apart from `_stores`, each store beside
+    /// its cache, so that those calls neither cast a store nor check exclusive access.
+    @exclusivity(unchecked) var _rowCaches: [(store: NSPersistentStore, cache: any PersistentStoreRowCaching)] = []
     /// Guards the coordinator's own state (its stores, name and root contexts). Calls into a store are serialized
     /// by the store (`NSPersistentStore._serialized`), not by this lock, so that a slow store holds up no other.
     let _lock = NSRecursiveLock()
@@ -446,10 +448,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard _lock.try() else { return }
         let caches = _rowCaches
         _lock.unlock()
-        for cache in caches {
-            guard let store = cache as? NSPersistentStore, objectID._isInStore(store), store._storeLock.try() else {
-                continue
-            }
+        for (store, cache) in caches {
+            guard objectID._isInStore(store), store._storeLock.try() else { continue }
             defer { store._storeLock.unlock() }
             cache.forgetUnusedRow(of: objectID)
         }

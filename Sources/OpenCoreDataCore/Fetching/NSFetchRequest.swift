@@ -33,42 +33,44 @@ extension NSDictionary: NSFetchRequestResult {}
 open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Sendable {
     // @unchecked: a request is configured and then executed, as in Apple's framework, which does not lock it either:
     // changing a request while another thread executes it is a programmer error. Sendable so that a request made
-    // outside `perform` can be executed inside it, as real code does.
-    var _entityName: String?
-    var _entity: NSEntityDescription?
+    // outside `perform` can be executed inside it, as real code does. For the same reason the stored properties skip
+    // Swift's run-time exclusivity checks, which cost about 75 instructions per access of a stored property of an open
+    // class, and every fetch reads each of them several times.
+    @exclusivity(unchecked) var _entityName: String?
+    @exclusivity(unchecked) var _entity: NSEntityDescription?
 
     /// The predicate that selects the objects; all objects when `nil`.
-    open var predicate: NSPredicate?
+    @exclusivity(unchecked) open var predicate: NSPredicate?
     /// The order of the results.
-    open var sortDescriptors: [NSSortDescriptor]?
+    @exclusivity(unchecked) open var sortDescriptors: [NSSortDescriptor]?
     /// The most objects to return; 0 means no limit.
-    open var fetchLimit: Int = 0
+    @exclusivity(unchecked) open var fetchLimit: Int = 0
     /// How many matching objects to skip.
-    open var fetchOffset: Int = 0
+    @exclusivity(unchecked) open var fetchOffset: Int = 0
     /// How many objects to load at a time; 0 loads all at once.
-    open var fetchBatchSize: Int = 0
+    @exclusivity(unchecked) open var fetchBatchSize: Int = 0
     /// What the request returns.
-    open var resultType: NSFetchRequestResultType = .managedObjectResultType
+    @exclusivity(unchecked) open var resultType: NSFetchRequestResultType = .managedObjectResultType
     /// Whether objects of subentities match too.
-    open var includesSubentities = true
+    @exclusivity(unchecked) open var includesSubentities = true
     /// Whether the values of fetched objects are loaded with them (otherwise they load when first touched).
-    open var includesPropertyValues = true
+    @exclusivity(unchecked) open var includesPropertyValues = true
     /// Whether fetched objects are returned as faults.
-    open var returnsObjectsAsFaults = true
+    @exclusivity(unchecked) open var returnsObjectsAsFaults = true
     /// Relationship key paths whose destinations are fetched along with the results.
-    open var relationshipKeyPathsForPrefetching: [String]?
+    @exclusivity(unchecked) open var relationshipKeyPathsForPrefetching: [String]?
     /// Whether the context's unsaved changes count (inserted objects match, deleted ones do not…).
-    open var includesPendingChanges = true
+    @exclusivity(unchecked) open var includesPendingChanges = true
     /// For dictionary results: whether duplicates are removed.
-    open var returnsDistinctResults = false
+    @exclusivity(unchecked) open var returnsDistinctResults = false
     /// For dictionary results: the properties (names, descriptions or `NSExpressionDescription`s) to return.
-    open var propertiesToFetch: [Any]?
+    @exclusivity(unchecked) open var propertiesToFetch: [Any]?
     /// For dictionary results: the properties to group by.
-    open var propertiesToGroupBy: [Any]?
+    @exclusivity(unchecked) open var propertiesToGroupBy: [Any]?
     /// For grouped dictionary results: a predicate on the groups.
-    open var havingPredicate: NSPredicate?
+    @exclusivity(unchecked) open var havingPredicate: NSPredicate?
     /// Whether objects already registered are updated with the fetched values.
-    open var shouldRefreshRefetchedObjects = false
+    @exclusivity(unchecked) open var shouldRefreshRefetchedObjects = false
 
     /// A request for objects of `entityName`.
     public convenience init(entityName: String) {

@@ -11,9 +11,10 @@
 /// ```
 open class NSPersistentStoreRequest: NSObject, NSCopying, @unchecked Sendable {
     // @unchecked: a request is configured and then executed, as in Apple's framework, which does not lock it either:
-    // changing a request while another thread executes it is a programmer error.
+    // changing a request while another thread executes it is a programmer error (and so, as in NSFetchRequest, the
+    // stored property skips Swift's run-time exclusivity checks).
     /// The stores the request is sent to; all stores when `nil`.
-    open var affectedStores: [NSPersistentStore]?
+    @exclusivity(unchecked) open var affectedStores: [NSPersistentStore]?
 
     public override init() {
         super.init()

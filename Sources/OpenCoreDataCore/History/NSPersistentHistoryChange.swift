@@ -24,7 +24,7 @@ open class NSPersistentHistoryChange: NSObject, NSCopying, KeyValueCoding, @unch
     /// Weak: the transaction holds its changes. (Results of `.changesOnly` have no transaction, as Apple's.)
     weak var _transaction: NSPersistentHistoryTransaction?
 
-    init(
+    package init(
         changeID: Int64, changedObjectID: NSManagedObjectID, changeType: NSPersistentHistoryChangeType,
         tombstone: [AnyHashable: Any]?, updatedProperties: Set<NSPropertyDescription>?
     ) {

@@ -21,7 +21,7 @@ open class NSPersistentHistoryToken: NSObject, NSCopying, NSSecureCoding, @unche
     /// Transaction numbers by store identifier.
     let _storeTokens: [String: Int64]
 
-    init(storeTokens: [String: Int64]) {
+    package init(storeTokens: [String: Int64]) {
         _storeTokens = storeTokens
         super.init()
     }

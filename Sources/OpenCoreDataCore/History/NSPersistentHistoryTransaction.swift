@@ -18,7 +18,7 @@ open class NSPersistentHistoryTransaction: NSObject, NSCopying, KeyValueCoding, 
     let _contextName: String?
     var _changes: [NSPersistentHistoryChange]?
 
-    init(
+    package init(
         transactionNumber: Int64, timestamp: Date, storeID: String, author: String?, bundleID: String,
         processID: String, contextName: String?, changes: [NSPersistentHistoryChange]?
     ) {

@@ -76,6 +76,12 @@ extension NSMigrationManager {
         defer { Self._removeStores(of: sourceCoordinator) }
 
         let createdFiles = MigrationFiles.absent(at: workURL)
+        // A store that is not a file (a server's schema) is new if there is no store there to read metadata from.
+        let isNew =
+            workURL.isFileURL
+            ? createdFiles.contains(where: { $0.path == workURL.path })
+            : (try? NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: destinationType, at: workURL))
+                == nil
         var writable = destinationOptions ?? [:]
         writable[NSMigratePersistentStoresAutomaticallyOption] = false
         let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: _destinationModel)
@@ -96,8 +102,7 @@ extension NSMigrationManager {
         }
         // A new destination store continues the source store: its UUID and the user's own metadata carry over, as
         // Apple's framework carries them.
-        if createdFiles.contains(where: { $0.path == workURL.path }),
-            let sourceMetadata = sourceCoordinator.persistentStores.first?.metadata,
+        if isNew, let sourceMetadata = sourceCoordinator.persistentStores.first?.metadata,
             let destinationStore = destinationCoordinator.persistentStores.first
         {
             var metadata = destinationStore.metadata ?? [:]

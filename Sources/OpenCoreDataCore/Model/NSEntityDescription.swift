@@ -2,8 +2,39 @@ import Foundation
 import Synchronization
 
 /// Where an entity keeps its cache: filled once, atomically; replaced by a new slot when an edit drops the cache.
+///
+/// The reference is kept as the bits of an `Atomic`, whose operations are inlined: the standard library's
+/// `AtomicLazyReference` is generic code of another module that instantiates its type's metadata on every `load`,
+/// about 500 instructions, and objects read their entity's cache whenever one is made.
 final class EntityCacheSlot: Sendable {
-    let cache = AtomicLazyReference<EntityCache>()
+    /// The cache, retained, as the bits of its address; 0 until stored.
+    private let bits = Atomic<UInt>(0)
+
+    /// The cache, if one has been stored.
+    @inline(__always)
+    func load() -> EntityCache? {
+        let current = bits.load(ordering: .acquiring)
+        guard current != 0 else { return nil }
+        return Unmanaged<EntityCache>.fromOpaque(UnsafeRawPointer(bitPattern: current)!).takeUnretainedValue()
+    }
+
+    /// Stores `cache` if none is stored yet; returns the one stored (another thread's, if it was first).
+    func storeIfNil(_ cache: EntityCache) -> EntityCache {
+        let retained = Unmanaged.passRetained(cache)
+        let desired = UInt(bitPattern: retained.toOpaque())
+        let (exchanged, original) = bits.compareExchange(
+            expected: 0, desired: desired, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
+        if exchanged { return cache }
+        retained.release()
+        return Unmanaged<EntityCache>.fromOpaque(UnsafeRawPointer(bitPattern: original)!).takeUnretainedValue()
+    }
+
+    deinit {
+        let current = bits.load(ordering: .acquiring)
+        if current != 0 {
+            Unmanaged<EntityCache>.fromOpaque(UnsafeRawPointer(bitPattern: current)!).release()
+        }
+    }
 }
 
 /// The description of an entity: its name, the class of its managed objects, its properties and its place in an
@@ -286,13 +317,13 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
 
     /// Forgets the cache of this entity only (an editable model's entity, edited by one thread).
     func _dropCache() {
-        if _cacheSlot.cache.load() != nil { _cacheSlot = EntityCacheSlot() }
+        if _cacheSlot.load() != nil { _cacheSlot = EntityCacheSlot() }
     }
 
     package var _caches: EntityCache {
         let slot = _cacheSlot
-        if let cache = slot.cache.load() { return cache }
-        return slot.cache.storeIfNil(EntityCache(entity: self))
+        if let cache = slot.load() { return cache }
+        return slot.storeIfNil(EntityCache(entity: self))
     }
 
     /// Names a property may not take, because `NSManagedObject` or `NSObject` already answers to them; a property

@@ -37,7 +37,11 @@ extension NSManagedObject {
     /// The value in `slot`, with relationship faults resolved to objects.
     func _resolvedValue(at slot: Int) -> StoredValue {
         _fireFaultIfNeeded()
-        if let context = _context, !context._partialObjects.isEmpty { context._completePartialFault(self, for: slot) }
+        // Through `_withContext`: a retain of the context (weakly referenced, so taking the runtime's slow path) on
+        // every property read would cost more than the read.
+        _withContext { context in
+            if !context._partialObjects.isEmpty { context._completePartialFault(self, for: slot) }
+        }
         switch _values[slot] {
         case .objectID(let id):
             guard let context = _context else { return .null }
@@ -133,7 +137,9 @@ extension NSManagedObject {
     @inline(__always)
     func _prepareToChange() {
         _fireFaultIfNeeded()
-        if let context = _context, !context._partialObjects.isEmpty { context._completePartialFault(self) }
+        _withContext { context in
+            if !context._partialObjects.isEmpty { context._completePartialFault(self) }
+        }
         if _flags.contains(.deletedAndSaved) {
             preconditionFailure(
                 "The object \(_objectID) was deleted and saved; it can no longer be changed (key-value coding)")
@@ -229,7 +235,7 @@ extension NSManagedObject {
         if let inverseSlot = _inverseSlot(of: slot, in: destination) {
             destination._primitiveAttach(self, inverseSlot: inverseSlot, sourceSlot: slot)
         }
-        if let context = _context, context._registersUndo {
+        if _contextRegistersUndo, let context = _context {
             context._registerUndo(for: self) { object in
                 object._removeFromMany(destination, at: slot, key: key)
             }
@@ -251,7 +257,7 @@ extension NSManagedObject {
         if let inverseSlot = _inverseSlot(of: slot, in: destination) {
             destination._primitiveDetach(self, inverseSlot: inverseSlot)
         }
-        if let context = _context, context._registersUndo {
+        if _contextRegistersUndo, let context = _context {
             let ordered = (_layout.slots[slot].property as? NSRelationshipDescription)?._isOrdered ?? false
             context._registerUndo(for: self) { object in
                 object._addToMany(destination, at: slot, key: key, index: ordered ? position : nil)
@@ -289,7 +295,7 @@ extension NSManagedObject {
         _markChanged(slot)
         _proxiesDidChange(slot)
         didChangeValue(forKey: key)
-        if let context = _context, context._registersUndo {
+        if _contextRegistersUndo, let context = _context {
             context._registerUndo(for: self) { target in
                 target._moveInOrdered(object, to: current, at: slot, key: key)
             }

@@ -62,7 +62,7 @@ enum PredicateFunctionDispatch {
     /// Runs `body` — a fetch, a save, a batch request — with evaluation failures reported, and throws Core Data's
     /// error (`NSCoreDataError`) for the first of them once it returns: a predicate or derivation that comes from a
     /// user or a file names a key the entity lacks, a method nobody answers, `ANYKEY` or a `FETCH` without a context.
-    static func throwingEvaluationFailures<T>(_ action: String, _ body: () throws -> T) throws -> T {
+    static func throwingEvaluationFailures<T>(_ action: @autoclosure () -> String, _ body: () throws -> T) throws -> T {
         let first = FirstReport()
         let result: Result<T, any Error> = reportingUnansweredCalls({ first.keep($0) }) { Result { try body() } }
         // The failure comes first: an error `body` threw after it (a validation failing on the nil the failing part
@@ -70,7 +70,7 @@ enum PredicateFunctionDispatch {
         if let message = first.message {
             var userInfo: [String: Any] = ["reason": message]
             if case .failure(let error) = result { userInfo[NSUnderlyingErrorKey] = error }
-            throw coreDataError(NSCoreDataError, "\(action) failed: \(message)", userInfo: userInfo)
+            throw coreDataError(NSCoreDataError, "\(action()) failed: \(message)", userInfo: userInfo)
         }
         return try result.get()
     }

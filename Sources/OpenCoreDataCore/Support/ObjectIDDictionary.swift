@@ -177,11 +177,20 @@ final class ObjectIDTableStorage<Value> {
 
     deinit {
         // Only the occupied buckets hold anything to destroy (and a table whose entries moved out holds nothing).
+        // The key and the value are destroyed one by one rather than as a tuple: this code is not specialized for
+        // `Value`, and destroying a `(key, value)` tuple looks the tuple's type up in the runtime's metadata for
+        // every entry. A value that owns nothing (the registry's unretained references) needs no destroying at all.
+        let valueIsTrivial = _isPOD(Value.self)
+        let valueOffset = MemoryLayout<(key: NSManagedObjectID, value: Value)>.size - MemoryLayout<Value>.size
         var bucket = 0
         var remaining = count
         while remaining > 0, bucket < bucketCount {
             if tags[bucket] != 0 {
-                (entries + bucket).deinitialize(count: 1)
+                let entry = UnsafeMutableRawPointer(entries + bucket)
+                entry.assumingMemoryBound(to: NSManagedObjectID.self).deinitialize(count: 1)
+                if !valueIsTrivial {
+                    (entry + valueOffset).assumingMemoryBound(to: Value.self).deinitialize(count: 1)
+                }
                 remaining -= 1
             }
             bucket += 1

@@ -116,8 +116,6 @@ final class SQLiteHistory {
     /// The columns the file's history tables have.
     private(set) var transactionColumns: Set<String>
     private(set) var tombstoneColumns: Int
-    /// Per entity: its stored properties in ZCOLUMNS order and its preserved attributes in tombstone order.
-    private var layouts: [ObjectIdentifier: (properties: [NSPropertyDescription], bits: [String: Int])] = [:]
 
     init(connection: SQLiteConnection) throws {
         transactionColumns = Set(try connection.columns(of: "ATRANSACTION").map(\.name))
@@ -127,62 +125,30 @@ final class SQLiteHistory {
         tombstoneColumns = count
     }
 
-    /// The bundle identifier and process name recorded with every transaction of this process (its process name when
-    /// it has no bundle identifier, as a command-line program on Linux has not).
-    static let processName = ProcessInfo.processInfo.processName
-    static let bundleID = Bundle.main.bundleIdentifier ?? processName
+    /// The bundle identifier and process name recorded with every transaction of this process.
+    static var processName: String { PersistentHistoryLayout.processName }
+    static var bundleID: String { PersistentHistoryLayout.bundleID }
 
     // MARK: Layouts
 
-    /// The properties whose changes ZCOLUMNS records, in bit order: stored attributes and relationships, inherited
-    /// ones included, sorted by name.
+    private let layout = PersistentHistoryLayout()
+
     static func recordedProperties(of entity: NSEntityDescription) -> [NSPropertyDescription] {
-        entity.properties.filter { property in
-            !property._isTransient && (property is NSAttributeDescription || property is NSRelationshipDescription)
-        }.sorted { $0._name < $1._name }
+        PersistentHistoryLayout.recordedProperties(of: entity)
     }
 
-    /// The attributes whose values a deletion keeps, in tombstone-column order.
     static func preservedAttributes(of entity: NSEntityDescription) -> [NSAttributeDescription] {
-        entity.properties.compactMap { $0 as? NSAttributeDescription }
-            .filter {
-                $0._preservesValueInHistoryOnDeletion && !$0._isTransient && !($0 is NSDerivedAttributeDescription)
-            }
-            .sorted { $0._name < $1._name }
-    }
-
-    private func layout(of entity: NSEntityDescription) -> (properties: [NSPropertyDescription], bits: [String: Int]) {
-        if let known = layouts[ObjectIdentifier(entity)] { return known }
-        let properties = Self.recordedProperties(of: entity)
-        let made = (properties, Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1._name, $0) }))
-        layouts[ObjectIdentifier(entity)] = made
-        return made
+        PersistentHistoryLayout.preservedAttributes(of: entity)
     }
 
     /// The ZCOLUMNS bitmap of the properties named `names` of `entity`.
     func columnsBitmap(of names: some Sequence<String>, entity: NSEntityDescription) -> Data {
-        let layout = layout(of: entity)
-        var bytes = [UInt8](repeating: 0, count: max(1, (layout.properties.count + 7) / 8))
-        for name in names {
-            guard let bit = layout.bits[name] else { continue }
-            bytes[bit / 8] |= 0x80 >> UInt8(bit % 8)
-        }
-        return Data(bytes)
+        layout.columnsBitmap(of: names, entity: entity)
     }
 
-    /// The properties a ZCOLUMNS bitmap names; `nil` when it names a property the entity does not have (a bitmap of
-    /// another version of the model), since a partial answer would mislead.
+    /// The properties a ZCOLUMNS bitmap names (`nil` for a bitmap of another version of the model).
     func updatedProperties(_ bitmap: Data, entity: NSEntityDescription) -> Set<NSPropertyDescription>? {
-        let properties = layout(of: entity).properties
-        var result = Set<NSPropertyDescription>()
-        for (index, byte) in bitmap.enumerated() where byte != 0 {
-            for bit in 0..<8 where byte & (0x80 >> UInt8(bit)) != 0 {
-                let position = index * 8 + bit
-                guard position < properties.count else { return nil }
-                result.insert(properties[position])
-            }
-        }
-        return result
+        layout.updatedProperties(bitmap, entity: entity)
     }
 
     // MARK: Recording

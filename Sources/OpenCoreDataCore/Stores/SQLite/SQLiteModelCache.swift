@@ -8,7 +8,7 @@ import Foundation
 /// The cache is written when a store is created. Opening a store never reads it (a store needs only its own tables
 /// and its metadata), so a missing or damaged cache cannot keep a store from opening; `readModel(from:)` reads it
 /// for those who want the model a store was made with, and reports damage as an error.
-enum SQLiteModelCache {
+package enum SQLiteModelCache {
     /// The table, spelled as Apple's framework creates it.
     static let tableSQL = "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)"
 
@@ -31,6 +31,13 @@ enum SQLiteModelCache {
     /// which Apple's framework cannot archive either), or whose hierarchies hold more than
     /// `inheritedPropertyLimit` inherited properties, leaves the table empty: the store works without its cache.
     static func write(_ model: NSManagedObjectModel, to connection: SQLiteConnection) throws {
+        guard let content = cacheableContent(for: model) else { return }
+        try connection.statement("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(content)])
+    }
+
+    /// The content of the cache for `model`, or `nil` when the model is not cached (see `write(_:to:)`). `package`
+    /// for the PostgreSQL store, which keeps the same content in a table of the same name.
+    package static func cacheableContent(for model: NSManagedObjectModel) -> Data? {
         // Counted from the declarations (an entity's cache would be made for every entity to count them).
         var inheritedByEntity: [ObjectIdentifier: Int] = [:]
         func inheritedCount(_ entity: NSEntityDescription) -> Int {
@@ -55,10 +62,9 @@ enum SQLiteModelCache {
         var inherited = 0
         for entity in model._entities {
             inherited += inheritedCount(entity)
-            if inherited > inheritedPropertyLimit { return }
+            if inherited > inheritedPropertyLimit { return nil }
         }
-        guard let content = try? content(for: model) else { return }
-        try connection.statement("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(content)])
+        return try? content(for: model)
     }
 
     /// The model cached in the store, or `nil` when the store has no cache (stores written before Apple's
@@ -86,17 +92,24 @@ enum SQLiteModelCache {
         } catch let error as SQLiteError {
             throw NSSQLiteStore._coreDataError(error, url: url, action: "reading the model cache of")
         }
+        return try model(fromContent: content, url: url, damaged: damaged)
+    }
+
+    /// The model of a cache's content, or the error `damaged` makes of the reason it is not one.
+    package static func model(
+        fromContent content: Data, url: URL, damaged: (String, (any Error)?) -> NSError
+    ) throws -> NSManagedObjectModel {
         let archive: Data
         do {
             archive = try RawDeflate.decompress(content)
         } catch {
-            throw damaged(error.description)
+            throw damaged(error.description, nil)
         }
         let model = NSManagedObjectModel()
         do {
             try CompiledModelReader.load(archive, url: url, into: model)
         } catch {
-            throw damaged("it is not a model archive", underlying: error)
+            throw damaged("it is not a model archive", error)
         }
         return model
     }
