@@ -1,0 +1,50 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataCore
+
+/// A to-many fault answered with its destinations' rows, values included, in one query
+/// (`PersistentStoreToManyRows`): walking a relationship and reading the destinations' attributes is one query per
+/// relationship instead of one more per destination. The rows go into the row cache as a fetch's do.
+extension PostgreSQLStore: PersistentStoreToManyRows {
+    package func destinationRows(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws
+        -> [StoreRow]
+    {
+        let (connection, schema) = try open()
+        guard let key = key(of: objectID), let entity = schema.entity(objectID.entity),
+            let slot = entity.slotIndex[relationship.name]
+        else { return [] }
+        let sql: String
+        switch entity.toMany[slot] {
+        case .foreignKey(let tableName, let column, let orderColumn)?:
+            guard let table = schema.tables.first(where: { $0.name == tableName }) else { return [] }
+            let order = orderColumn.map { "d." + quoted($0) + " NULLS LAST, " } ?? ""
+            sql = """
+                SELECT \(Self.rowColumns(of: table, alias: "d")) FROM \(schema.qualified(tableName)) d \
+                WHERE d.\(quoted(column)) = $1::bigint ORDER BY \(order)d."Z_PK"
+                """
+        case .join(let joinTable, let source, let destination, let orderColumn, let tableName)?:
+            guard let table = schema.tables.first(where: { $0.name == tableName }) else { return [] }
+            let order = orderColumn.map { "j." + quoted($0) + " NULLS LAST, " } ?? ""
+            sql = """
+                SELECT \(Self.rowColumns(of: table, alias: "d")) FROM \(schema.qualified(joinTable)) j \
+                JOIN \(schema.qualified(tableName)) d ON d."Z_PK" = j.\(quoted(destination)) \
+                WHERE j.\(quoted(source)) = $1::bigint ORDER BY \(order)d."Z_PK"
+                """
+        case nil:
+            return []
+        }
+        do {
+            let rows = try rows(try connection.query(sql, [String(key)]), schema: schema, values: true)
+            rowCache.remember(rows)
+            return rows
+        } catch {
+            throw self.error(error, code: NSPersistentStoreOperationError, action: "reading from")
+        }
+    }
+
+    /// `Z_PK`, `Z_ENT`, `Z_OPT` and every column of `table`, in the order `row(_:_:schema:values:)` reads them.
+    static func rowColumns(of table: PostgreSQLTable, alias: String) -> String {
+        (["\"Z_PK\"", "\"Z_ENT\"", "\"Z_OPT\""] + table.columns.map { quoted($0.name) })
+            .map { alias + "." + $0 }.joined(separator: ", ")
+    }
+}

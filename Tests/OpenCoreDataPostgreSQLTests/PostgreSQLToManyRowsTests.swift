@@ -1,0 +1,68 @@
+import Foundation
+import OpenCoreData
+import StoreConformance
+import Testing
+
+@testable import OpenCoreDataPostgreSQL
+
+/// A to-many fault brings its destinations with their values, in the relationship's order: reading a destination's
+/// attribute then asks the server nothing more. Each test changes the destinations behind the store's back after the
+/// relationship fired, so that the value read tells whether it came with the relationship.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, Comment(rawValue: PostgreSQLTestServer.skipMessage)))
+struct PostgreSQLToManyRowsTests {
+    /// Sets `column` of every row of `table` in the store at `url`, past the store.
+    func changeBehindTheStore(_ url: URL, table: String, column: String, to value: String) throws {
+        let schema = try #require(
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "schema" }?.value)
+        let connection = try PostgreSQLConnection(
+            PostgreSQLConfiguration(url: try #require(PostgreSQLTestServer.url)))
+        try connection.query(
+            "UPDATE \"\(schema)\".\"\(table)\" SET \"\(column)\" = $1, \"Z_OPT\" = \"Z_OPT\" + 1", [value])
+    }
+
+    @Test func anOrderedToManyFaultBringsItsDestinationsValuesInOrder() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: ConformanceModel.shared)
+        try coordinator.addPersistentStore(ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        let writer = NSManagedObjectContext.conformance(coordinator)
+        try writer.run {
+            let department = writer.make("Department", ["name": "Research"])
+            let projects = ["Zeta", "Alpha", "Mu"].map { writer.make("Project", ["title": $0]) }
+            department.setValue(NSOrderedSet(array: projects), forKey: "projects")
+            try writer.save()
+        }
+        let reader = NSManagedObjectContext.conformance(coordinator)
+        try reader.run {
+            let department = try #require(try reader.objects("Department").first)
+            let projects = try #require(department.value(forKey: "projects") as? NSOrderedSet)
+            #expect(projects.count == 3)
+            try changeBehindTheStore(url, table: "ZPROJECT", column: "ZTITLE", to: "changed")
+            let titles = projects.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String }
+            #expect(titles == ["Zeta", "Alpha", "Mu"])
+        }
+    }
+
+    @Test func aManyToManyFaultBringsItsDestinationsValues() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: ConformanceModel.shared)
+        try coordinator.addPersistentStore(ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        let writer = NSManagedObjectContext.conformance(coordinator)
+        try writer.run {
+            let project = writer.make("Project", ["title": "Apollo"])
+            let people = ["Ada", "Grace"].map { writer.make("Person", ["name": $0, "age": 40]) }
+            project.setValue(NSSet(array: people), forKey: "members")
+            try writer.save()
+        }
+        let reader = NSManagedObjectContext.conformance(coordinator)
+        try reader.run {
+            let project = try #require(try reader.objects("Project").first)
+            let members = try #require(project.value(forKey: "members") as? NSSet)
+            #expect(members.count == 2)
+            try changeBehindTheStore(url, table: "ZPERSON", column: "ZNAME", to: "changed")
+            let names = members.allObjects.compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String }
+            #expect(names.sorted() == ["Ada", "Grace"])
+        }
+    }
+}
