@@ -10,6 +10,8 @@ import PersistenceWorkloads
 //   WorkloadRunner migration <lightweight|mapping|copy> [n]          migrate a store of 100,000 items (or copy it)
 //   WorkloadRunner open [rows] [iterations]                          add a store of 1,000,000 items and fetch one,
 //                                                                    against raw SQLite opening it and reading one
+//   WorkloadRunner filter [kind] [iterations]                        a fetch with BEGINSWITH, IN 1,000, ANY, SUBQUERY
+//                                                                    against raw SQL filtering the same way
 //   WorkloadRunner sqlite-version                                    the version of the SQLite library linked
 //
 // Under callgrind, count only the measured part with `--toggle-collect='*measuredRun*'`.
@@ -157,6 +159,21 @@ case "migration":
     }
     let formatted = times.map { String(format: "%.3f", $0) }.joined(separator: " ")
     print("migration \(kind.rawValue): median \(String(format: "%.3f", median(times))) s  [\(formatted)]")
+
+case "filter":
+    let kinds =
+        arguments.dropFirst().first.flatMap(FilterWorkloads.Kind.init(rawValue:)).map { [$0] }
+        ?? FilterWorkloads.Kind.allCases
+    let iterations = arguments.dropFirst(2).first.flatMap(Int.init) ?? 11
+    let template = try FilterWorkloads.Template()
+    for kind in kinds {
+        let (raw, ocd, count) = try FilterWorkloads.compare(kind, in: template, iterations: iterations)
+        print(
+            "filter \(kind.rawValue) (\(count) rows): raw SQLite median "
+                + "\(String(format: "%.2f", median(raw) * 1_000)) ms, OpenCoreData median "
+                + "\(String(format: "%.2f", median(ocd) * 1_000)) ms (\(String(format: "%.2f", median(ocd) / median(raw)))×)"
+        )
+    }
 
 case "open":
     let rows = arguments.dropFirst().first.flatMap(Int.init) ?? 1_000_000
