@@ -154,6 +154,36 @@ import Testing
     }
 
     @Test(.enabled(if: PostgreSQLTestServer.isAvailable, Comment(rawValue: PostgreSQLTestServer.skipMessage)))
+    func aRefusalNeverShowsThePasswordOfTheURL() throws {
+        // The test server trusts local connections, so the password is sent and ignored; the framework's own error
+        // (a schema of another model) must not show it, in its message or in the URL it carries.
+        let base = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(base) }
+        var components = try #require(URLComponents(url: base, resolvingAgainstBaseURL: false))
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "password", value: "s3cret-pw")]
+        let url = try #require(components.url)
+        try Self.coordinator().addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        let other = NSManagedObjectModel()
+        let entity = NSEntityDescription()
+        entity.name = "Unrelated"
+        entity.managedObjectClassName = "NSManagedObject"
+        other.entities = [entity]
+        var caught: NSError?
+        do {
+            try Self.coordinator(other).addPersistentStore(
+                ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        } catch {
+            caught = error as NSError
+        }
+        let error = try #require(caught)
+        #expect(error.code == NSPersistentStoreIncompatibleVersionHashError)
+        #expect(!"\(error)".contains("s3cret-pw"))
+        #expect(!"\(error.userInfo)".contains("s3cret-pw"))
+        #expect(!error.localizedDescription.contains("s3cret-pw"))
+    }
+
+    @Test(.enabled(if: PostgreSQLTestServer.isAvailable, Comment(rawValue: PostgreSQLTestServer.skipMessage)))
     func aWrongDatabaseGivesTheServersMessage() throws {
         let base = try #require(PostgreSQLTestServer.url)
         var components = try #require(URLComponents(url: base, resolvingAgainstBaseURL: false))

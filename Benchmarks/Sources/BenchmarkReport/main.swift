@@ -1,12 +1,14 @@
 import Foundation
 
-// Prints the README's tables from one run:
+// Prints the README's tables from one run, and checks the run against the thresholds:
 //
-//   BenchmarkReport <results directory>
+//   BenchmarkReport <results directory> [--thresholds <thresholds.json>]
 //
 // The directory holds what `Benchmarks/run` gathered: package-benchmark's `histogramPercentiles` export (the
 // wall-clock percentiles of every benchmark), `memory-*.json` (WorkloadRunner's memory row per library) and
-// `machine.txt`.
+// `machine.txt`. With `--thresholds`, OpenCoreData's ratio to raw SQLite on each workload and its heap bytes per
+// object are compared with the limits the file sets (see Benchmarks/README.md); any excess is listed and the exit
+// status is 1.
 
 struct MemoryMeasurement: Decodable {
     var library: String
@@ -16,11 +18,24 @@ struct MemoryMeasurement: Decodable {
     var attributeBytesPerObject: Double
 }
 
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: BenchmarkReport <results directory>\n".utf8))
+/// The limits a run must keep: OpenCoreData's median divided by raw SQLite's, per workload key, and heap bytes per
+/// object held.
+struct Thresholds: Decodable {
+    var ratios: [String: Double]
+    var memoryBytesPerObject: Double?
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count == 1 || (arguments.count == 3 && arguments[1] == "--thresholds") else {
+    FileHandle.standardError.write(
+        Data("usage: BenchmarkReport <results directory> [--thresholds <thresholds.json>]\n".utf8))
     exit(2)
 }
-let directory = URL(fileURLWithPath: CommandLine.arguments[1], isDirectory: true)
+let directory = URL(fileURLWithPath: arguments[0], isDirectory: true)
+let thresholds =
+    try arguments.count == 3
+    ? JSONDecoder().decode(Thresholds.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[2])))
+    : nil
 let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
 
 /// Median wall-clock time in milliseconds, by benchmark name (`insert.ocd`, `parse.…`), from package-benchmark's
@@ -161,5 +176,37 @@ if let reference = medians["migration.copy"], migrationRows.contains(where: { me
         guard let result = medians[key] else { continue }
         print(
             "| \(title) | \(format(reference)) | \(format(result)) (\(String(format: "%.2f×", result / reference))) |")
+    }
+}
+
+// The guard: a workload that got more than its threshold slower relative to raw SQLite, or objects that take more
+// memory, fail the run. Workloads the run did not measure (a `--filter`ed run) are not checked.
+if let thresholds {
+    var excesses: [String] = []
+    var checked = 0
+    for (key, limit) in thresholds.ratios.sorted(by: { $0.key < $1.key }) {
+        guard let result = medians["\(key).ocd"], let baseline = medians["\(key).raw"], baseline > 0 else { continue }
+        checked += 1
+        let ratio = result / baseline
+        if ratio > limit {
+            excesses.append("\(key): " + String(format: "%.2f× raw SQLite, above the threshold of %.2f×", ratio, limit))
+        }
+    }
+    if let limit = thresholds.memoryBytesPerObject, let measurement = memory["OpenCoreData"] {
+        checked += 1
+        if measurement.heapBytesPerObject > limit {
+            excesses.append(
+                String(
+                    format: "memory: %.0f heap bytes per object, above the threshold of %.0f",
+                    measurement.heapBytesPerObject, limit))
+        }
+    }
+    print()
+    if excesses.isEmpty {
+        print("Thresholds: \(checked) checked, all kept.")
+    } else {
+        print("Thresholds: \(excesses.count) of \(checked) exceeded:")
+        for excess in excesses { print("- \(excess)") }
+        exit(1)
     }
 }

@@ -8,6 +8,10 @@ import PersistenceWorkloads
 //   WorkloadRunner predicate <parse|megabyte|keypath|managed|plain|dictionary> [n]   the predicate workloads
 //   WorkloadRunner model <chain|flat> [n] [size]                     load a large model and add a store (and save)
 //   WorkloadRunner migration <lightweight|mapping|copy> [n]          migrate a store of 100,000 items (or copy it)
+//   WorkloadRunner open [rows] [iterations]                          add a store of 1,000,000 items and fetch one,
+//                                                                    against raw SQLite opening it and reading one
+//   WorkloadRunner filter [kind] [iterations]                        a fetch with BEGINSWITH, IN 1,000, ANY, SUBQUERY
+//                                                                    against raw SQL filtering the same way
 //   WorkloadRunner sqlite-version                                    the version of the SQLite library linked
 //
 // Under callgrind, count only the measured part with `--toggle-collect='*measuredRun*'`.
@@ -155,6 +159,42 @@ case "migration":
     }
     let formatted = times.map { String(format: "%.3f", $0) }.joined(separator: " ")
     print("migration \(kind.rawValue): median \(String(format: "%.3f", median(times))) s  [\(formatted)]")
+
+case "filter":
+    let kinds =
+        arguments.dropFirst().first.flatMap(FilterWorkloads.Kind.init(rawValue:)).map { [$0] }
+        ?? FilterWorkloads.Kind.allCases
+    let iterations = arguments.dropFirst(2).first.flatMap(Int.init) ?? 11
+    let template = try FilterWorkloads.Template()
+    for kind in kinds {
+        let (raw, ocd, count) = try FilterWorkloads.compare(kind, in: template, iterations: iterations)
+        print(
+            "filter \(kind.rawValue) (\(count) rows): raw SQLite median "
+                + "\(String(format: "%.2f", median(raw) * 1_000)) ms, OpenCoreData median "
+                + "\(String(format: "%.2f", median(ocd) * 1_000)) ms (\(String(format: "%.2f", median(ocd) / median(raw)))×)"
+        )
+    }
+
+case "open":
+    let rows = arguments.dropFirst().first.flatMap(Int.init) ?? 1_000_000
+    let iterations = arguments.dropFirst(2).first.flatMap(Int.init) ?? 11
+    let template = try OpenWorkloads.Template(rows: rows)
+    var raw: [Double] = []
+    var ocd: [Double] = []
+    // Alternated, so that both see the machine in the same state.
+    for _ in 0..<iterations {
+        var serial: Int64 = 0
+        raw.append(try seconds { serial = try OpenWorkloads.openRaw(template.url) })
+        var opened: (serial: Int64, close: () throws -> Void)?
+        ocd.append(try seconds { opened = try OpenWorkloads.openOpenCoreData(template.url) })
+        guard let opened, opened.serial == serial else { fail("open: OpenCoreData and raw SQLite read different rows") }
+        try opened.close()
+    }
+    let format = { (values: [Double]) in values.map { String(format: "%.2f", $0 * 1_000) }.joined(separator: " ") }
+    print(
+        "open \(rows) rows: raw SQLite median \(String(format: "%.2f", median(raw) * 1_000)) ms [\(format(raw))]; "
+            + "OpenCoreData median \(String(format: "%.2f", median(ocd) * 1_000)) ms [\(format(ocd))]; "
+            + "difference of medians \(String(format: "%.2f", (median(ocd) - median(raw)) * 1_000)) ms")
 
 default:
     guard let name = Libraries.name(forShortName: first), let driver = Libraries.driver(named: name) else {

@@ -174,8 +174,48 @@ extension CocoaError {
 }
 
 /// Builds a Core Data error in `NSCocoaErrorDomain`: the code, a message a person can act on, and context.
+///
+/// A store's URL may carry a password (a PostgreSQL store's, in its user part or as a `password` query item), and
+/// errors are what programs log: the password is replaced by `***` in the message and in every URL of `userInfo`.
 func coreDataError(_ code: Int, _ message: String, userInfo extra: [String: Any] = [:]) -> NSError {
     var info = extra
-    info[NSLocalizedDescriptionKey] = message
+    for (key, value) in extra {
+        if let url = value as? URL { info[key] = CredentialRedaction.redacting(url) }
+    }
+    info[NSLocalizedDescriptionKey] = CredentialRedaction.redacting(message)
     return NSError(domain: NSCocoaErrorDomain, code: code, userInfo: info)
+}
+
+/// Keeps passwords that URLs carry out of messages.
+enum CredentialRedaction {
+    /// `url` with its password, if it has one, replaced by `***`.
+    static func redacting(_ url: URL) -> URL {
+        guard url.scheme != "file", var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url
+        }
+        var changed = false
+        if components.password != nil {
+            components.password = "***"
+            changed = true
+        }
+        if let items = components.queryItems, items.contains(where: { $0.name.lowercased() == "password" }) {
+            components.queryItems = items.map { item in
+                item.name.lowercased() == "password" ? URLQueryItem(name: item.name, value: "***") : item
+            }
+            changed = true
+        }
+        return changed ? components.url ?? url : url
+    }
+
+    /// `text` with the password of every URL in it (`scheme://user:password@…`, `password=…`) replaced by `***`.
+    static func redacting(_ text: String) -> String {
+        guard text.contains("://") else { return text }
+        var result = text.replacing(/(?<prefix>[A-Za-z][A-Za-z0-9+.\-]*:\/\/[^\s:\/@]*):[^\s@\/]*@/) { match in
+            "\(match.output.prefix):***@"
+        }
+        result = result.replacing(/(?<key>[?&][Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd]=)[^&\s]*/) { match in
+            "\(match.output.key)***"
+        }
+        return result
+    }
 }
