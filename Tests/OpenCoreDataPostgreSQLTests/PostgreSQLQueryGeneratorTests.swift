@@ -12,9 +12,10 @@ import Testing
     static let model = ConformanceModel.shared
     let schema = PostgreSQLSchema(model: model, configuration: nil, schema: "app")
 
-    func plan(_ entityName: String, _ format: String, _ arguments: [Any] = [], sortedBy keys: [String] = [])
-        -> PostgreSQLFetchPlan
-    {
+    func plan(
+        _ entityName: String, _ format: String, _ arguments: [Any] = [], sortedBy keys: [String] = [],
+        limit: Int = 0, offset: Int = 0
+    ) -> PostgreSQLFetchPlan {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model)
         let store = PostgreSQLStore(
             persistentStoreCoordinator: coordinator, configurationName: nil, at: URL(string: "postgres:///db")!)
@@ -22,6 +23,8 @@ import Testing
         request.entity = Self.model.entitiesByName[entityName]
         request.predicate = NSPredicate(format: format, argumentArray: arguments)
         request.sortDescriptors = keys.map { NSSortDescriptor(key: $0, ascending: true) }
+        request.fetchLimit = limit
+        request.fetchOffset = offset
         let generator = PostgreSQLQueryGenerator(schema: schema, store: store, foldsCase: true)
         return generator.plan(request, entity: schema.entity(request.entity!)!, selection: .rows)
     }
@@ -71,6 +74,16 @@ import Testing
     @Test func stringsSortByCodePointWithNilFirst() {
         let plan = plan("Item", "TRUEPREDICATE", sortedBy: ["string"])
         #expect(plan.sql.contains("ORDER BY t0.\"ZSTRING\" COLLATE \"C\" ASC NULLS FIRST, t0.\"Z_PK\""))
+    }
+
+    @Test func aLookupWithoutSortDescriptorsLeavesTheOrderToTheServer() {
+        // `ORDER BY "Z_PK" LIMIT 1` makes PostgreSQL walk the primary key rather than use the filter's index.
+        let lookup = plan("Item", "int64 == 42", limit: 1)
+        #expect(lookup.isComplete)
+        #expect(!lookup.sql.contains("ORDER BY"))
+        #expect(lookup.sql.contains("LIMIT"))
+        // An offset still means the same rows each time.
+        #expect(plan("Item", "int64 > 0", limit: 5, offset: 10).sql.contains("ORDER BY t0.\"Z_PK\""))
     }
 
     /// The dictionary fetch of `request` on `Employee`, as SQL (or the reason it is left to memory).
