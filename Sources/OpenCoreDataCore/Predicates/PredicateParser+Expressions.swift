@@ -383,8 +383,11 @@ extension PredicateParser {
         argumentIndex += 1
         switch conversion {
         case "@":
-            // `NSNull` stays itself, so that the predicate prints it as `<null>`, as Apple's does.
-            return NSExpression(forConstantValue: arguments[argumentIndex - 1] is NSNull ? NSNull() : argument)
+            // `NSNull` stays itself, so that the predicate prints it as `<null>`, as Apple's does. Asked of the
+            // argument's type: `is NSNull` on a Swift array first bridges the whole array to an `NSArray` of objects
+            // (2.8 million instructions for 1,000 numbers).
+            let isNull = type(of: arguments[argumentIndex - 1]) is NSNull.Type
+            return NSExpression(forConstantValue: isNull ? NSNull() : argument)
         case "K":
             guard let argument, let keyPath = PredicateValueComparison.string(argument) else {
                 throw PredicateParseFailure(
