@@ -108,7 +108,7 @@ let package = Package(
         .testTarget(
             name: "OpenCoreDataTests",
             dependencies: [
-                "OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat",
+                "OpenCoreDataShim", "OpenCoreData", "OpenCoreDataCore", "XCDataModelFormat", "StoreConformance",
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The build plugin compiles the model bundle into Inventory.momd and the mapping model into

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import StoreConformance
 import Testing
 
 /// Persistent history (`NSPersistentHistoryTrackingKey`) of the SQLite store: Apple's tables (ATRANSACTION, ACHANGE,
@@ -7,72 +8,12 @@ import Testing
 /// (transactions, tokens, requests, batch requests) is `StoreConformanceCase.persistentHistory`, which
 /// `StoreConformanceTests` runs against this store.
 @Suite struct PersistentHistoryTests {
-    static var tracking: [AnyHashable: Any] { [NSPersistentHistoryTrackingKey: true] }
-
-    /// Item (name, kept in tombstones; priority; note), its subentity SpecialItem (level, kept too) and Person (name)
-    /// who owns items.
-    static func model() -> NSManagedObjectModel {
-        func attribute(_ name: String, _ type: NSAttributeType, preserved: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = true
-            attribute.preservesValueInHistoryOnDeletion = preserved
-            return attribute
-        }
-        let item = NSEntityDescription()
-        item.name = "Item"
-        let special = NSEntityDescription()
-        special.name = "SpecialItem"
-        let person = NSEntityDescription()
-        person.name = "Person"
-        let owner = NSRelationshipDescription()
-        owner.name = "owner"
-        owner.destinationEntity = person
-        owner.maxCount = 1
-        owner.deleteRule = .nullifyDeleteRule
-        let items = NSRelationshipDescription()
-        items.name = "items"
-        items.destinationEntity = item
-        items.maxCount = 0
-        items.deleteRule = .nullifyDeleteRule
-        owner.inverseRelationship = items
-        items.inverseRelationship = owner
-        item.properties = [
-            attribute("name", .stringAttributeType, preserved: true), attribute("priority", .integer64AttributeType),
-            attribute("note", .stringAttributeType), owner,
-        ]
-        special.properties = [attribute("level", .integer16AttributeType, preserved: true)]
-        item.subentities = [special]
-        person.properties = [attribute("name", .stringAttributeType), items]
-        let model = NSManagedObjectModel()
-        model.entities = [item, special, person]
-        return model
-    }
-
-    static func history(
-        _ context: NSManagedObjectContext, _ request: NSPersistentHistoryChangeRequest
-    ) throws -> NSPersistentHistoryResult {
-        try context.performAndWait { try #require(try context.execute(request) as? NSPersistentHistoryResult) }
-    }
-
-    static func transactions(_ context: NSManagedObjectContext, after token: NSPersistentHistoryToken? = nil) throws
-        -> [NSPersistentHistoryTransaction]
-    {
-        try #require(
-            try history(context, .fetchHistory(after: token)).result as? [NSPersistentHistoryTransaction])
-    }
-
-    static func insertItem(_ name: String, priority: Int64, into context: NSManagedObjectContext) -> NSManagedObject {
-        let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
-        item.setValue(name, forKey: "name")
-        item.setValue(priority, forKey: "priority")
-        return item
-    }
+    // The model, the tracking option and the history helpers are the conformance suite's (`HistoryStack`), so that
+    // these SQLite-only tests and the shared cases describe the same store.
 
     @Test func aContainerTurnsHistoryOnThroughItsStoreDescription() throws {
         let directory = SQLiteTestDirectory()
-        let container = NSPersistentContainer(name: "History", managedObjectModel: Self.model())
+        let container = NSPersistentContainer(name: "History", managedObjectModel: HistoryStack.model)
         let description = NSPersistentStoreDescription(url: directory.store())
         description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
         description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
@@ -83,21 +24,21 @@ import Testing
         let context = container.newBackgroundContext()
         context.transactionAuthor = "container"
         try context.performAndWait {
-            _ = Self.insertItem("contained", priority: 1, into: context)
+            _ = HistoryStack.insertItem("contained", priority: 1, into: context)
             try context.save()
         }
-        #expect(try Self.transactions(context).map(\.author) == ["container"])
+        #expect(try HistoryStack.transactions(context).map(\.author) == ["container"])
         try SQLiteStack.close(container.persistentStoreCoordinator)
     }
 
     @Test func theTablesAreApplesAndCountTheirKeysInZPrimaryKey() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
-        let coordinator = try SQLiteStack.coordinator(Self.model(), at: url, options: Self.tracking)
+        let coordinator = try SQLiteStack.coordinator(HistoryStack.model, at: url, options: HistoryStack.tracking)
         let context = SQLiteStack.context(coordinator)
         context.transactionAuthor = "importer"
         try context.performAndWait {
-            let item = Self.insertItem("first", priority: 1, into: context)
+            let item = HistoryStack.insertItem("first", priority: 1, into: context)
             try context.save()
             item.setValue("renamed", forKey: "name")
             item.setValue("a note", forKey: "note")
@@ -157,12 +98,12 @@ import Testing
     @Test func aStoreWithoutHistoryRefusesHistoryRequests() throws {
         let directory = SQLiteTestDirectory()
         for (type, url) in [(NSSQLiteStoreType, directory.store()), (NSInMemoryStoreType, nil)] {
-            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model())
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: HistoryStack.model)
             try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: nil)
             let context = SQLiteStack.context(coordinator)
             #expect(coordinator.currentPersistentHistoryToken(fromStores: nil) == nil)
             #expect {
-                _ = try Self.history(context, .fetchHistory(after: nil as NSPersistentHistoryToken?))
+                _ = try HistoryStack.history(context, .fetchHistory(after: nil as NSPersistentHistoryToken?))
             } throws: { error in
                 let error = error as NSError
                 return error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreUnsupportedRequestTypeError
@@ -177,9 +118,9 @@ import Testing
         let url = try directory.copyCorpusStore(path)
         let before = try RawSQLite.query(url, "SELECT * FROM ACHANGE ORDER BY Z_PK")
         let model = try SQLiteCorpusModels.storeModel(for: path)
-        let coordinator = try SQLiteStack.coordinator(model, at: url, options: Self.tracking)
+        let coordinator = try SQLiteStack.coordinator(model, at: url, options: HistoryStack.tracking)
         let context = SQLiteStack.context(coordinator)
-        let apple = try Self.transactions(context)
+        let apple = try HistoryStack.transactions(context)
         #expect(apple.count == 1)
         let transaction = try #require(apple.first)
         #expect(transaction.bundleID == "com.apple.dt.xctest.tool")
@@ -198,7 +139,7 @@ import Testing
             author.setValue(Int16(40), forKey: "age")
             try context.save()
         }
-        #expect(try Self.transactions(context, after: transaction.token).count == 1)
+        #expect(try HistoryStack.transactions(context, after: transaction.token).count == 1)
         #expect(try RawSQLite.query(url, "SELECT * FROM ACHANGE WHERE Z_PK <= 126 ORDER BY Z_PK") == before)
     }
 
@@ -230,30 +171,30 @@ import Testing
         let directory = SQLiteTestDirectory()
         let url = directory.store()
         do {
-            let coordinator = try SQLiteStack.coordinator(Self.model(), at: url, options: Self.tracking)
+            let coordinator = try SQLiteStack.coordinator(HistoryStack.model, at: url, options: HistoryStack.tracking)
             let context = SQLiteStack.context(coordinator)
             try context.performAndWait {
-                _ = Self.insertItem("tracked", priority: 1, into: context)
+                _ = HistoryStack.insertItem("tracked", priority: 1, into: context)
                 try context.save()
             }
             try SQLiteStack.close(coordinator)
         }
         do {
             // History left: read-only.
-            let coordinator = try SQLiteStack.coordinator(Self.model(), at: url)
+            let coordinator = try SQLiteStack.coordinator(HistoryStack.model, at: url)
             #expect(coordinator.persistentStores.first?.isReadOnly == true)
             try SQLiteStack.close(coordinator)
         }
         do {
-            let coordinator = try SQLiteStack.coordinator(Self.model(), at: url, options: Self.tracking)
-            _ = try Self.history(SQLiteStack.context(coordinator), .deleteHistory(before: .distantFuture))
+            let coordinator = try SQLiteStack.coordinator(HistoryStack.model, at: url, options: HistoryStack.tracking)
+            _ = try HistoryStack.history(SQLiteStack.context(coordinator), .deleteHistory(before: .distantFuture))
             try SQLiteStack.close(coordinator)
         }
-        let coordinator = try SQLiteStack.coordinator(Self.model(), at: url)
+        let coordinator = try SQLiteStack.coordinator(HistoryStack.model, at: url)
         #expect(coordinator.persistentStores.first?.isReadOnly == false)
         let context = SQLiteStack.context(coordinator)
         try context.performAndWait {
-            _ = Self.insertItem("untracked", priority: 2, into: context)
+            _ = HistoryStack.insertItem("untracked", priority: 2, into: context)
             try context.save()
         }
         #expect(try RawSQLite.query(url, "SELECT COUNT(*) FROM ZITEM") == [[.integer(2)]])
@@ -263,10 +204,10 @@ import Testing
         let directory = SQLiteTestDirectory()
         let url = directory.store()
         do {
-            let coordinator = try SQLiteStack.coordinator(Self.model(), at: url, options: Self.tracking)
+            let coordinator = try SQLiteStack.coordinator(HistoryStack.model, at: url, options: HistoryStack.tracking)
             let context = SQLiteStack.context(coordinator)
             try context.performAndWait {
-                _ = Self.insertItem("old", priority: 1, into: context)
+                _ = HistoryStack.insertItem("old", priority: 1, into: context)
                 try context.save()
             }
             try SQLiteStack.close(coordinator)
@@ -280,13 +221,13 @@ import Testing
             "INSERT INTO ACHANGE (Z_PK, Z_ENT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZFUTURE) "
                 + "VALUES (2, 16001, 9, 1, 1, 1, 5)")
         try RawSQLite.execute(url, "UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_ENT = 16001")
-        let coordinator = try SQLiteStack.coordinator(Self.model(), at: url, options: Self.tracking)
+        let coordinator = try SQLiteStack.coordinator(HistoryStack.model, at: url, options: HistoryStack.tracking)
         let context = SQLiteStack.context(coordinator)
         try context.performAndWait {
-            _ = Self.insertItem("new", priority: 2, into: context)
+            _ = HistoryStack.insertItem("new", priority: 2, into: context)
             try context.save()
         }
-        let transactions = try Self.transactions(context)
+        let transactions = try HistoryStack.transactions(context)
         #expect(transactions.map { $0.changes?.map(\.changeType) ?? [] } == [[.insert], [.insert]])
         #expect(
             try RawSQLite.query(url, "SELECT ZFUTURE FROM ATRANSACTION ORDER BY Z_PK") == [[.text("kept")], [.null]])

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import StoreConformance
 import Testing
 
 /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`: a store posts `.NSPersistentStoreRemoteChange` after
@@ -62,7 +63,7 @@ import Testing
     @Test func anotherCoordinatorsCommitIsPostedWithTheStoreAndItsHistoryToken() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
-        let model = PersistentHistoryTests.model()
+        let model = HistoryStack.model
         let watching = try SQLiteStack.coordinator(model, at: url, options: Self.options)
         let received = Received(watching)
         let before = try #require(watching.currentPersistentHistoryToken(fromStores: nil))
@@ -88,7 +89,7 @@ import Testing
     @Test func theStoresOwnCommitsArePostedToo() throws {
         let directory = SQLiteTestDirectory()
         let coordinator = try SQLiteStack.coordinator(
-            PersistentHistoryTests.model(), at: directory.store(), options: Self.options)
+            HistoryStack.model, at: directory.store(), options: Self.options)
         let received = Received(coordinator)
         try Self.insertItem("local", into: coordinator)
         #expect(received.wait() != nil)
@@ -99,7 +100,7 @@ import Testing
         let directory = SQLiteTestDirectory()
         let url = directory.store()
         let coordinator = try SQLiteStack.coordinator(
-            PersistentHistoryTests.model(), at: url,
+            HistoryStack.model, at: url,
             options: [NSPersistentStoreRemoteChangeNotificationPostOptionKey: true])
         let received = Received(coordinator)
         let process = Process()
@@ -113,7 +114,7 @@ import Testing
 
     @Test func withoutTheOptionNothingIsPosted() throws {
         let directory = SQLiteTestDirectory()
-        let coordinator = try SQLiteStack.coordinator(PersistentHistoryTests.model(), at: directory.store())
+        let coordinator = try SQLiteStack.coordinator(HistoryStack.model, at: directory.store())
         let received = Received(coordinator)
         try Self.insertItem("quiet", into: coordinator)
         #expect(received.wait(seconds: 0.3) == nil)
@@ -122,7 +123,7 @@ import Testing
     @Test func removingTheStoreStopsTheNotifications() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
-        let model = PersistentHistoryTests.model()
+        let model = HistoryStack.model
         let watching = try SQLiteStack.coordinator(model, at: url, options: Self.options)
         let received = Received(watching)
         try SQLiteStack.close(watching)
