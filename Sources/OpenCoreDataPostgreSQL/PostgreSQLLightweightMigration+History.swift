@@ -59,22 +59,15 @@ extension PostgreSQLLightweightMigration {
         "{" + numbers.map(String.init).joined(separator: ",") + "}"
     }
 
-    /// The source property a destination property takes its value from under `mapping`; `nil` for a new one.
-    private func sourceName(of property: NSPropertyDescription, in mapping: NSEntityMapping) -> String? {
-        (try? sourcePropertyName(of: property.name, in: mapping)) ?? nil
-    }
-
     /// Rewrites the ZCOLUMNS bitmaps of `sourceEntity`'s updates for the destination entity's properties.
     private func migrateColumns(
         from sourceEntity: PostgreSQLEntity, to destinationEntity: PostgreSQLEntity, mapping: NSEntityMapping,
         layout: PersistentHistoryLayout
     ) throws {
-        let before = PersistentHistoryLayout.recordedProperties(of: sourceEntity.entity).map(\.name)
-        let after = PersistentHistoryLayout.recordedProperties(of: destinationEntity.entity)
-        let destinationName = Dictionary(
-            after.compactMap { property in sourceName(of: property, in: mapping).map { ($0, property.name) } }
-        ) { first, _ in first }
-        guard before != after.map(\.name) || destinationName.contains(where: { $0.key != $0.value }) else { return }
+        guard
+            let destinationName = mapping._historyColumnNames(
+                from: sourceEntity.entity, to: destinationEntity.entity)
+        else { return }
         let changes = destination.qualified(PostgreSQLHistorySchema.changeTable)
         let rows = try connection.query(
             "SELECT \"Z_PK\", \"ZCOLUMNS\" FROM \(changes) WHERE \"ZENTITY\" = $1::integer AND \"ZCOLUMNS\" IS NOT NULL",
@@ -97,16 +90,12 @@ extension PostgreSQLLightweightMigration {
     private func migrateTombstones(
         from sourceEntity: PostgreSQLEntity, to destinationEntity: PostgreSQLEntity, mapping: NSEntityMapping
     ) throws {
-        let before = PersistentHistoryLayout.preservedAttributes(of: sourceEntity.entity).map(\.name)
-        let after = PersistentHistoryLayout.preservedAttributes(of: destinationEntity.entity)
-        let width = max(before.count, after.count)
-        guard width > 0 else { return }
-        let assignments = (0..<width).map { index -> String in
-            let from = index < after.count ? sourceName(of: after[index], in: mapping).flatMap(before.firstIndex) : nil
-            return quoted("ZTOMBSTONE\(index)") + " = " + (from.map { quoted("ZTOMBSTONE\($0)") } ?? "NULL")
-        }
-        guard assignments != (0..<width).map({ quoted("ZTOMBSTONE\($0)") + " = " + quoted("ZTOMBSTONE\($0)") })
+        guard
+            let sources = mapping._historyTombstoneSources(from: sourceEntity.entity, to: destinationEntity.entity)
         else { return }
+        let assignments = sources.enumerated().map { index, from in
+            quoted("ZTOMBSTONE\(index)") + " = " + (from.map { quoted("ZTOMBSTONE\($0)") } ?? "NULL")
+        }
         try connection.query(
             "UPDATE \(destination.qualified(PostgreSQLHistorySchema.changeTable)) SET "
                 + "\(assignments.joined(separator: ", ")) WHERE \"ZENTITY\" = $1::integer AND \"ZCHANGETYPE\" = 2",

@@ -337,32 +337,13 @@ struct PostgreSQLLightweightMigration {
         }
     }
 
-    /// The source property a destination property maps from: `nil` for none (a new property), or the name the
-    /// mapping's `$source.<name>` (attributes) or `FUNCTION($manager,
-    /// "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "<name>", …)` (relationships) names.
+    /// The source property a destination property maps from (`NSEntityMapping._sourcePropertyName(of:)`).
     func sourcePropertyName(of name: String, in entityMapping: NSEntityMapping) throws -> String? {
-        let mappings = (entityMapping.attributeMappings ?? []) + (entityMapping.relationshipMappings ?? [])
-        guard let expression = mappings.first(where: { $0.name == name })?.valueExpression else { return nil }
-        switch expression.expressionType {
-        case .keyPath:
-            let operand = expression.operand
-            if operand.expressionType == .variable, operand.variable == NSMigrationSourceObjectKey,
-                !expression.keyPath.contains(".")
-            {
-                return expression.keyPath
-            }
-        case .function where expression.function == "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
-            let target = expression.operand
-            if target.expressionType == .variable, target.variable == NSMigrationManagerKey,
-                let first = expression.arguments?.first, first.expressionType == .constantValue,
-                let value = first.constantValue as? String
-            {
-                return value
-            }
-        default:
-            break
+        do {
+            return try entityMapping._sourcePropertyName(of: name)
+        } catch {
+            throw Unsupported(reason: error.reason)
         }
-        throw Unsupported(reason: "the value of '\(name)' is \(expression.expressionFormat)")
     }
 
     // MARK: Core Data's tables

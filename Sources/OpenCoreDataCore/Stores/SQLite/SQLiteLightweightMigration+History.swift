@@ -49,25 +49,15 @@ extension SQLiteLightweightMigration {
         ).run(bindings + [SQLiteTable.keyList(renumbered.map(\.key))])
     }
 
-    /// The source property a destination property takes its value from under `mapping`, as the tables were
-    /// migrated (`sourcePropertyName(of:in:)`); `nil` for a new property.
-    private func sourceName(of property: NSPropertyDescription, in mapping: NSEntityMapping) -> String? {
-        (try? sourcePropertyName(of: property._name, in: mapping)) ?? nil
-    }
-
     /// Rewrites the ZCOLUMNS bitmaps of `sourceEntity`'s updates for the destination entity's properties.
     private func migrateColumns(
         from sourceEntity: SQLiteEntityMapping, to destinationEntity: SQLiteEntityMapping, mapping: NSEntityMapping,
         history: SQLiteHistory
     ) throws {
-        let before = SQLiteHistory.recordedProperties(of: sourceEntity.entity).map(\._name)
-        let after = SQLiteHistory.recordedProperties(of: destinationEntity.entity)
-        let destinationName = Dictionary(
-            after.compactMap { property in sourceName(of: property, in: mapping).map { ($0, property._name) } }
-        ) { first, _ in first }
-        guard before != after.map(\._name) || destinationName.contains(where: { $0.key != $0.value }) else {
-            return
-        }
+        guard
+            let destinationName = mapping._historyColumnNames(
+                from: sourceEntity.entity, to: destinationEntity.entity)
+        else { return }
         let read = try connection.prepare(
             "SELECT Z_PK, ZCOLUMNS FROM ACHANGE WHERE ZENTITY = ? AND ZCOLUMNS IS NOT NULL", persistent: false)
         defer { read.finalize() }
@@ -90,15 +80,12 @@ extension SQLiteLightweightMigration {
     private func migrateTombstones(
         from sourceEntity: SQLiteEntityMapping, to destinationEntity: SQLiteEntityMapping, mapping: NSEntityMapping
     ) throws {
-        let before = SQLiteHistory.preservedAttributes(of: sourceEntity.entity).map(\._name)
-        let after = SQLiteHistory.preservedAttributes(of: destinationEntity.entity)
-        let width = max(before.count, after.count)
-        guard width > 0 else { return }
-        let assignments = (0..<width).map { index -> String in
-            let from = index < after.count ? sourceName(of: after[index], in: mapping).flatMap(before.firstIndex) : nil
-            return "ZTOMBSTONE\(index) = " + (from.map { "ZTOMBSTONE\($0)" } ?? "NULL")
+        guard
+            let sources = mapping._historyTombstoneSources(from: sourceEntity.entity, to: destinationEntity.entity)
+        else { return }
+        let assignments = sources.enumerated().map { index, from in
+            "ZTOMBSTONE\(index) = " + (from.map { "ZTOMBSTONE\($0)" } ?? "NULL")
         }
-        guard assignments != (0..<width).map({ "ZTOMBSTONE\($0) = ZTOMBSTONE\($0)" }) else { return }
         try connection.statement(
             "UPDATE ACHANGE SET \(assignments.joined(separator: ", ")) WHERE ZENTITY = ? AND ZCHANGETYPE = 2"
         ).run([.integer(sourceEntity.number)])

@@ -376,25 +376,13 @@ struct SQLiteLightweightMigration {
         }
     }
 
-    /// The source property a destination property maps from: `nil` for none (a new property), or the name the
-    /// mapping's `$source.<name>` (attributes) or `FUNCTION($manager,
-    /// "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "<name>", …)` (relationships) names.
+    /// The source property a destination property maps from (`NSEntityMapping._sourcePropertyName(of:)`).
     func sourcePropertyName(of name: String, in entityMapping: NSEntityMapping) throws -> String? {
-        guard let expression = entityMapping._propertyMapping(named: name)?.valueExpression else { return nil }
-        switch expression.kind {
-        case .keyPath(_, let components, let operand?) where components.count == 1:
-            if case .variable(NSMigrationSourceObjectKey) = operand.kind { return components[0] }
-        case .function("destinationInstancesForSourceRelationshipNamed:sourceInstances:", let target?, let arguments):
-            if case .variable(NSMigrationManagerKey) = target.kind,
-                case .constant(let value as String)? =
-                    arguments.first?.kind
-            {
-                return value
-            }
-        default:
-            break
+        do {
+            return try entityMapping._sourcePropertyName(of: name)
+        } catch {
+            throw Unsupported(description: error.reason)
         }
-        throw Unsupported(description: "the value of '\(name)' is \(expression.expressionFormat)")
     }
 
     // MARK: Core Data's tables
