@@ -137,24 +137,8 @@ extension PostgreSQLStore: PersistentStoreBackend {
         guard let key = key(of: objectID), let entity = schema.entity(objectID.entity),
             let slot = entity.slotIndex[relationship.name]
         else { return [] }
-        let sql: String
-        switch entity.toMany[slot] {
-        case .foreignKey(let table, let column, let orderColumn)?:
-            let order = orderColumn.map { quoted($0) + " NULLS LAST, " } ?? ""
-            sql = """
-                SELECT "Z_PK", "Z_ENT" FROM \(schema.qualified(table)) WHERE \(quoted(column)) = $1::bigint \
-                ORDER BY \(order)"Z_PK"
-                """
-        case .join(let table, let source, let destination, let orderColumn, let destinationTable)?:
-            let order = orderColumn.map { "j." + quoted($0) + " NULLS LAST, " } ?? ""
-            sql = """
-                SELECT d."Z_PK", d."Z_ENT" FROM \(schema.qualified(table)) j \
-                JOIN \(schema.qualified(destinationTable)) d ON d."Z_PK" = j.\(quoted(destination)) \
-                WHERE j.\(quoted(source)) = $1::bigint ORDER BY \(order)d."Z_PK"
-                """
-        case nil:
-            return []
-        }
+        guard let sql = destinationsSQL(slot: slot, of: entity, in: schema, selecting: { _ in #"d."Z_PK", d."Z_ENT""# })
+        else { return [] }
         do {
             let result = try connection.query(sql, [String(key)])
             return try (0..<result.rowCount).map { index in

@@ -13,32 +13,44 @@ extension PostgreSQLStore: PersistentStoreToManyRows {
         guard let key = key(of: objectID), let entity = schema.entity(objectID.entity),
             let slot = entity.slotIndex[relationship.name]
         else { return [] }
-        let sql: String
-        switch entity.toMany[slot] {
-        case .foreignKey(let tableName, let column, let orderColumn)?:
-            guard let table = schema.tables.first(where: { $0.name == tableName }) else { return [] }
-            let order = orderColumn.map { "d." + quoted($0) + " NULLS LAST, " } ?? ""
-            sql = """
-                SELECT \(Self.rowColumns(of: table, alias: "d")) FROM \(schema.qualified(tableName)) d \
-                WHERE d.\(quoted(column)) = $1::bigint ORDER BY \(order)d."Z_PK"
-                """
-        case .join(let joinTable, let source, let destination, let orderColumn, let tableName)?:
-            guard let table = schema.tables.first(where: { $0.name == tableName }) else { return [] }
-            let order = orderColumn.map { "j." + quoted($0) + " NULLS LAST, " } ?? ""
-            sql = """
-                SELECT \(Self.rowColumns(of: table, alias: "d")) FROM \(schema.qualified(joinTable)) j \
-                JOIN \(schema.qualified(tableName)) d ON d."Z_PK" = j.\(quoted(destination)) \
-                WHERE j.\(quoted(source)) = $1::bigint ORDER BY \(order)d."Z_PK"
-                """
-        case nil:
-            return []
-        }
+        guard
+            let sql = destinationsSQL(
+                slot: slot, of: entity, in: schema, selecting: { Self.rowColumns(of: $0, alias: "d") })
+        else { return [] }
         do {
             let rows = try rows(try connection.query(sql, [String(key)]), schema: schema, values: true)
             rowCache.remember(rows)
             return rows
         } catch {
             throw self.error(error, code: NSPersistentStoreOperationError, action: "reading from")
+        }
+    }
+
+    /// The query for the destinations of the to-many relationship in `slot` of `entity` from the object whose key is
+    /// `$1`, in the relationship's order (then by key); `columns` says what to select of the destination table, whose
+    /// alias is `d`. `nil` when the relationship has no storage in `schema`.
+    func destinationsSQL(
+        slot: Int, of entity: PostgreSQLEntity, in schema: PostgreSQLSchema,
+        selecting columns: (PostgreSQLTable) -> String
+    ) -> String? {
+        switch entity.toMany[slot] {
+        case .foreignKey(let tableName, let column, let orderColumn)?:
+            guard let table = schema.tables.first(where: { $0.name == tableName }) else { return nil }
+            let order = orderColumn.map { "d." + quoted($0) + " NULLS LAST, " } ?? ""
+            return """
+                SELECT \(columns(table)) FROM \(schema.qualified(tableName)) d \
+                WHERE d.\(quoted(column)) = $1::bigint ORDER BY \(order)d."Z_PK"
+                """
+        case .join(let joinTable, let source, let destination, let orderColumn, let tableName)?:
+            guard let table = schema.tables.first(where: { $0.name == tableName }) else { return nil }
+            let order = orderColumn.map { "j." + quoted($0) + " NULLS LAST, " } ?? ""
+            return """
+                SELECT \(columns(table)) FROM \(schema.qualified(joinTable)) j \
+                JOIN \(schema.qualified(tableName)) d ON d."Z_PK" = j.\(quoted(destination)) \
+                WHERE j.\(quoted(source)) = $1::bigint ORDER BY \(order)d."Z_PK"
+                """
+        case nil:
+            return nil
         }
     }
 
