@@ -134,17 +134,23 @@ import Testing
         }
     }
 
+    /// A model that shares no entity with the conformance model.
+    static func unrelatedModel() -> NSManagedObjectModel {
+        let entity = NSEntityDescription()
+        entity.name = "Unrelated"
+        entity.managedObjectClassName = "NSManagedObject"
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return model
+    }
+
     @Test(.enabled(if: PostgreSQLTestServer.isAvailable, Comment(rawValue: PostgreSQLTestServer.skipMessage)))
     func aSchemaOfAnotherModelIsRefused() throws {
         let url = try #require(PostgreSQLTestServer.newURL())
         defer { PostgreSQLTestServer.drop(url) }
         try Self.coordinator().addPersistentStore(
             ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
-        let other = NSManagedObjectModel()
-        let entity = NSEntityDescription()
-        entity.name = "Unrelated"
-        entity.managedObjectClassName = "NSManagedObject"
-        other.entities = [entity]
+        let other = Self.unrelatedModel()
         #expect {
             try Self.coordinator(other).addPersistentStore(
                 ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
@@ -164,11 +170,7 @@ import Testing
         let url = try #require(components.url)
         try Self.coordinator().addPersistentStore(
             ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
-        let other = NSManagedObjectModel()
-        let entity = NSEntityDescription()
-        entity.name = "Unrelated"
-        entity.managedObjectClassName = "NSManagedObject"
-        other.entities = [entity]
+        let other = Self.unrelatedModel()
         var caught: NSError?
         do {
             try Self.coordinator(other).addPersistentStore(
