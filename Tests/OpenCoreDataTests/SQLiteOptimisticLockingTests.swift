@@ -232,6 +232,54 @@ import Testing
         #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(0)]])
     }
 
+    @Test func manyDeletionsAmongOneDeletedUnderneathConflictAndDeleteNothing() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let (first, second) = (stores.first, stores.second)
+        let theirs = try twoHundredOwners(stores)
+        try first.performAndWait {
+            first.delete(try owner("Owner 100", in: first))
+            try first.save()
+        }
+        let error = saveError(of: second) {
+            for owner in theirs { second.delete(owner) }
+        }
+        #expect(error?.code == NSManagedObjectMergeError)
+        let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
+        #expect(conflicts?.count == 1)
+        #expect(conflicts?.first?.newVersionNumber == 0)
+        #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(199)]])
+    }
+
+    @Test func deletingEveryOtherRunOfRowsLeavesExactlyTheRest() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let second = stores.second
+        let theirs = try twoHundredOwners(stores)
+        // Runs of 1, 2, 3, … owners deleted, with runs of as many kept between them, and scattered single ones.
+        var kept: Set<String> = []
+        try second.performAndWait {
+            var position = 0
+            var length = 1
+            while position < theirs.count {
+                for owner in theirs[position..<min(position + length, theirs.count)] { second.delete(owner) }
+                for owner in theirs[min(position + length, theirs.count)..<min(position + 2 * length, theirs.count)] {
+                    kept.insert(try #require(owner.value(forKey: "name") as? String))
+                }
+                position += 2 * length
+                length += 1
+            }
+            try second.save()
+        }
+        let rows = try RawSQLite.query(stores.url, "SELECT ZNAME FROM ZOWNER")
+        let names = rows.compactMap { row -> String? in
+            if case .text(let name) = row.first { return name }
+            return nil
+        }
+        #expect(Set(names) == kept)
+        #expect(rows.count == kept.count)
+    }
+
     @Test func theOverwritePolicyDeletesManyRowsThatAllChangedUnderneath() throws {
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)

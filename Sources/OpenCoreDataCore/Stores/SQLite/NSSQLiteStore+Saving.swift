@@ -161,8 +161,8 @@ extension NSSQLiteStore {
         result.versions.reserveCapacity(changes.inserted.count + changes.updated.count)
         // 1. Deletions, first, so that an insertion may take a deleted object's unique values; then the join rows
         // that refer to the deleted rows, one statement per join column. Runs of rows of one table (and, when
-        // checked, of one version) go in batches, one statement each: a batch deleting fewer rows than it names
-        // met a row changed or deleted underneath the saving context.
+        // checked, of one version) go by key ranges and batches, one statement each: a statement deleting fewer
+        // rows than it names met a row changed or deleted underneath the saving context.
         var joinKeys: [String: (column: (table: String, column: String), keys: [Int64])] = [:]
         let deletions = try _inKeyOrder(changes.deleted, mapping: mapping)
         var start = 0
@@ -170,9 +170,7 @@ extension NSSQLiteStore {
             let table = deletions[start].entity.table
             let first = changes.deleted[deletions[start].index]
             var end = start + 1
-            while end < deletions.count, end - start < SQLiteTable.deleteBatchSize,
-                deletions[end].entity.table === table
-            {
+            while end < deletions.count, deletions[end].entity.table === table {
                 let next = changes.deleted[deletions[end].index]
                 guard next.forced == first.forced, next.forced || next.expectedVersion == first.expectedVersion else {
                     break
@@ -257,39 +255,74 @@ extension NSSQLiteStore {
         return result
     }
 
-    /// Deletes rows of one table: a full batch with one statement, fewer one by one. With `version`, only rows that
-    /// still have it; if any has not, throws `SQLiteVersionMismatch`.
+    /// Deletes rows of one table, in key order: each run of consecutive keys with one statement over the range,
+    /// the other keys `deleteBatchSize` to a statement, the rest one by one. With `version`, only rows that still
+    /// have it; if any has not, throws `SQLiteVersionMismatch`.
     private func _delete(
         _ rows: ArraySlice<(index: Int, entity: SQLiteEntityMapping, key: Int64)>, from table: SQLiteTable,
         checking version: Int64?, connection: SQLiteConnection
     ) throws {
-        let checked = version != nil
-        if rows.count == SQLiteTable.deleteBatchSize {
-            let statement = try connection.statement(checked ? table.deleteCheckedBatchSQL : table.deleteBatchSQL)
-            var parameter: Int32 = 1
-            if let version {
-                statement.bind(version, at: parameter)
-                parameter += 1
+        var scattered: [Int64] = []
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            var end = start + 1
+            while end < rows.endIndex, rows[end - 1].key < Int64.max, rows[end].key == rows[end - 1].key + 1 {
+                end += 1
             }
-            for row in rows {
-                statement.bind(row.key, at: parameter)
-                parameter += 1
+            if end - start >= SQLiteTable.deleteRangeMinimum {
+                // Every key of the range is one of these rows, so the statement can delete no other.
+                let statement = try connection.statement(
+                    version == nil ? table.deleteRangeSQL : table.deleteCheckedRangeSQL)
+                var parameter: Int32 = 1
+                if let version {
+                    statement.bind(version, at: parameter)
+                    parameter += 1
+                }
+                statement.bind(rows[start].key, at: parameter)
+                statement.bind(rows[end - 1].key, at: parameter + 1)
+                while try statement.step() {}
+                if version != nil, connection.changes != end - start { throw SQLiteVersionMismatch() }
+            } else {
+                for row in rows[start..<end] {
+                    scattered.append(row.key)
+                    if scattered.count == SQLiteTable.deleteBatchSize {
+                        try _deleteBatch(scattered, from: table, checking: version, connection: connection)
+                        scattered.removeAll(keepingCapacity: true)
+                    }
+                }
             }
-            while try statement.step() {}
-            if checked, connection.changes != rows.count { throw SQLiteVersionMismatch() }
-            return
+            start = end
         }
-        let statement = try connection.statement(checked ? table.deleteCheckedSQL : table.deleteSQL)
-        for (offset, row) in zip(0..., rows) {
+        guard !scattered.isEmpty else { return }
+        let statement = try connection.statement(version == nil ? table.deleteSQL : table.deleteCheckedSQL)
+        for (offset, key) in scattered.enumerated() {
             if offset > 0 {
                 statement.rewind()
                 if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(statement.sql) }
             }
-            statement.bind(row.key, at: 1)
+            statement.bind(key, at: 1)
             if let version { statement.bind(version, at: 2) }
             while try statement.step() {}
-            if checked, connection.changes != 1 { throw SQLiteVersionMismatch() }
+            if version != nil, connection.changes != 1 { throw SQLiteVersionMismatch() }
         }
+    }
+
+    /// Deletes `deleteBatchSize` rows of one table with one statement.
+    private func _deleteBatch(
+        _ keys: [Int64], from table: SQLiteTable, checking version: Int64?, connection: SQLiteConnection
+    ) throws {
+        let statement = try connection.statement(version == nil ? table.deleteBatchSQL : table.deleteCheckedBatchSQL)
+        var parameter: Int32 = 1
+        if let version {
+            statement.bind(version, at: parameter)
+            parameter += 1
+        }
+        for key in keys {
+            statement.bind(key, at: parameter)
+            parameter += 1
+        }
+        while try statement.step() {}
+        if version != nil, connection.changes != keys.count { throw SQLiteVersionMismatch() }
     }
 
     /// After a save, the saved rows become the row cache's snapshots (transient values left out) and deleted rows

@@ -103,8 +103,15 @@ final class SQLiteTable {
     let deleteCheckedBatchSQL: String
     /// `deleteSQL` for `deleteBatchSize` rows at once.
     let deleteBatchSQL: String
+    /// `deleteCheckedSQL` for a run of consecutive keys (the version, the first key, the last): rows deleted together
+    /// were mostly made together, and SQLite deletes a range of its table in one pass instead of seeking every key.
+    let deleteCheckedRangeSQL: String
+    /// `deleteSQL` for a run of consecutive keys (the first, the last).
+    let deleteRangeSQL: String
     /// How many rows the batch statements delete.
     static let deleteBatchSize = 64
+    /// The shortest run of consecutive keys deleted as a range rather than key by key.
+    static let deleteRangeMinimum = 4
 
     init(name: String, rootNumber: Int64) {
         self.name = name
@@ -115,6 +122,8 @@ final class SQLiteTable {
         let keys = Array(repeating: "?", count: Self.deleteBatchSize).joined(separator: ", ")
         deleteCheckedBatchSQL = "DELETE FROM \(name) WHERE Z_OPT = ? AND Z_PK IN (\(keys))"
         deleteBatchSQL = "DELETE FROM \(name) WHERE Z_PK IN (\(keys))"
+        deleteCheckedRangeSQL = "DELETE FROM \(name) WHERE Z_OPT = ? AND Z_PK BETWEEN ? AND ?"
+        deleteRangeSQL = "DELETE FROM \(name) WHERE Z_PK BETWEEN ? AND ?"
     }
 
     /// The SQL that stands for a set of keys bound as one JSON array.
