@@ -213,6 +213,40 @@ import Testing
         #expect(box.saved == ["inserted 3"])
     }
 
+    @Test func eachEventAnnouncesTheObjectsChangedInIt() throws {
+        let context = CompanyModel.context()
+        final class Box: @unchecked Sendable { var events: [(inserted: Int, updated: [String])] = [] }
+        let box = Box()
+        let token = NotificationCenter.default.addObserver(
+            forName: NSManagedObjectContext.didChangeObjectsNotification, object: context, queue: nil
+        ) { note in
+            let inserted = note.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject> ?? []
+            let updated = note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []
+            box.events.append((inserted.count, updated.compactMap { ($0 as? Company)?.name }.sorted()))
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try context.performAndWait {
+            let acme = try Self.seed(context, employees: [])
+            box.events = []
+            // Changed twice in one event: updated once. Inserted and changed: inserted only.
+            acme.name = "Acme One"
+            acme.name = "Acme Two"
+            let globex = Company(context: context)
+            globex.name = "Globex"
+            globex.inn = "2"
+            context.processPendingChanges()
+            // After a rollback, the next change is announced again.
+            context.rollback()
+            acme.name = "Acme Three"
+            context.processPendingChanges()
+            acme.name = "Acme Four"
+            context.processPendingChanges()
+        }
+        #expect(box.events.first?.inserted == 1)
+        #expect(box.events.first?.updated == ["Acme Two"])
+        #expect(box.events.suffix(2).map(\.updated) == [["Acme Three"], ["Acme Four"]])
+    }
+
     @Test func saveNotificationsListTheSavedObjectsAndTheirIDs() throws {
         let context = CompanyModel.context()
         final class Box: @unchecked Sendable {

@@ -392,6 +392,7 @@ extension NSManagedObjectContext {
         if !_partialObjects.isEmpty { _completePartialFault(object) }
         object._flags.insert(.deleted)
         object._flags.insert(.pendingDeletePropagation)
+        object._flags.remove(.eventListed)
         if object._flags.contains(.inserted) {
             // An object deleted before it was ever saved leaves the insertions and is not deleted from a store, but
             // observers of the end of the event hear of its deletion (fetched results controllers drop it, monitors
@@ -454,7 +455,10 @@ extension NSManagedObjectContext {
             object._flags.insert(.eventTouched)
             _eventTouched.append(object)
         }
-        if !object._flags.contains(.deleted), _eventInserted[ObjectIdentifier(object)] == nil {
+        // Every property set comes here: after the first in an event, the object's place is known.
+        guard !object._flags.contains(.eventListed), !object._flags.contains(.deleted) else { return }
+        object._flags.insert(.eventListed)
+        if _eventInserted[ObjectIdentifier(object)] == nil {
             _eventUpdated[ObjectIdentifier(object)] = object
         }
     }

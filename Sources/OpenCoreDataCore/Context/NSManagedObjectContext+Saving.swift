@@ -37,11 +37,7 @@ extension NSManagedObjectContext {
         _eventUpdated = [:]
         _eventDeleted = [:]
         _eventRefreshed = [:]
-        for object in _eventTouched {
-            object._eventOldValues = nil
-            object._flags.remove(.eventTouched)
-        }
-        _eventTouched = []
+        _endEventOfTouchedObjects()
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
@@ -503,8 +499,18 @@ extension NSManagedObjectContext {
         _eventUpdated = [:]
         _eventDeleted = [:]
         _eventRefreshed = [:]
-        _eventTouched = []
+        _endEventOfTouchedObjects()
         _hasEventChanges = false
+    }
+
+    /// Clears the per-event state of the objects changed in the current event.
+    func _endEventOfTouchedObjects() {
+        for object in _eventTouched {
+            object._eventOldValues = nil
+            object._flags.remove(.eventTouched)
+            object._flags.remove(.eventListed)
+        }
+        _eventTouched = []
     }
 
     /// Forgets every object: all registered objects become invalid (re-fetch what you need), unsaved changes

@@ -15,7 +15,7 @@
 /// A managed object belongs to one context and, like the context, is used only on that context's queue.
 open class NSManagedObject: NSObject {
     struct Flags: OptionSet {
-        let rawValue: UInt8
+        let rawValue: UInt16
         /// The values have not been loaded: the object is a fault.
         static let fault = Flags(rawValue: 1 << 0)
         /// Inserted into the context and not saved yet.
@@ -32,6 +32,9 @@ open class NSManagedObject: NSObject {
         static let pendingDeletePropagation = Flags(rawValue: 1 << 6)
         /// Changed in the current event (and so listed for clearing when it ends).
         static let eventTouched = Flags(rawValue: 1 << 7)
+        /// Changed in the current event and already listed as inserted or updated in it: further changes in the
+        /// event need not look it up again (cleared with `eventTouched`, and when the object is deleted).
+        static let eventListed = Flags(rawValue: 1 << 8)
     }
 
     // The mutable state below is read and written several times by every property access. Swift checks each such
