@@ -14,7 +14,21 @@ package enum PredicateNumber: Sendable {
     /// Reads `value` as a number, or returns `nil` when it is not one (strings, dates and `Bool`-less objects).
     @inline(__always)
     package init?(_ value: Any) {
-        if type(of: value) is AnyObject.Type {
+        // The common kinds by their exact type first: every failed cast of the switch below is a dynamic cast.
+        let type = type(of: value)
+        if type == Int64.self, let v = value as? Int64 {
+            self = .int(v)
+            return
+        }
+        if type == Int.self, let v = value as? Int {
+            self = .int(Int64(v))
+            return
+        }
+        if type == Double.self, let v = value as? Double {
+            self = .double(v)
+            return
+        }
+        if type is AnyObject.Type {
             guard let number = value as? NSNumber else { return nil }
             self.init(number: number)
             return

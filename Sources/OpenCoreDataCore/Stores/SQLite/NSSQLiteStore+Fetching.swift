@@ -79,8 +79,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         guard let requested = request.entity, let entity = mapping.entity(requested) else { return .rows([]) }
         do {
             if request.resultType == .countResultType {
-                let plan = SQLiteQueryGenerator(mapping: mapping, store: self).plan(
-                    request, entity: entity, selection: .count)
+                let plan = _plan(request, entity: entity, selection: .count, mapping: mapping)
                 if plan.isComplete {
                     let statement = try connection.statement(plan.sql)
                     return .count(Int(try statement.scalarInteger(plan.arguments) ?? 0))
@@ -96,8 +95,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             let partial = wantsValues && batchSize == 0 ? request._partialPropertyNames : nil
             let selection: SQLiteQueryGenerator.Selection =
                 partial.map { .properties($0) } ?? (wantsValues && batchSize == 0 ? .rows : .keys)
-            let plan = SQLiteQueryGenerator(mapping: mapping, store: self).plan(
-                request, entity: entity, selection: selection)
+            let plan = _plan(request, entity: entity, selection: selection, mapping: mapping)
             guard plan.isComplete else {
                 let rows = _remember(
                     try _rows(plan, of: entity.table, connection: connection, mapping: mapping, values: true))
@@ -115,6 +113,32 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         } catch let error as SQLiteError {
             throw error.coreDataError(url: _url, action: "fetching from")
         }
+    }
+
+    /// The SQL of `request`: the plan cache's, when a request of its shape was planned before and its values bind
+    /// as they did then; else the generator's, which the cache keeps if it can.
+    private func _plan(
+        _ request: NSFetchRequest<NSFetchRequestResult>, entity: SQLiteEntityMapping,
+        selection: SQLiteQueryGenerator.Selection, mapping: SQLiteModelMapping
+    ) -> SQLiteFetchPlan {
+        let cachedSelection: SQLiteFetchPlanCache.Selection?
+        switch selection {
+        case .rows: cachedSelection = .rows
+        case .keys: cachedSelection = .keys
+        case .count: cachedSelection = .count
+        case .properties: cachedSelection = nil
+        }
+        guard let cachedSelection,
+            let parts = SQLiteFetchPlanCache.parts(of: request, entity: entity, selection: cachedSelection)
+        else {
+            return SQLiteQueryGenerator(mapping: mapping, store: self).plan(
+                request, entity: entity, selection: selection)
+        }
+        if let plan = _fetchPlans.plan(for: parts) { return plan }
+        let plan = SQLiteQueryGenerator(mapping: mapping, store: self).plan(
+            request, entity: entity, selection: selection)
+        _fetchPlans.remember(plan, for: parts)
+        return plan
     }
 
     /// Runs `plan` over `table` and decodes its rows, with IDs that hold `storeReference` (the store's current one if

@@ -44,6 +44,8 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     @exclusivity(unchecked) var _destinationRowsSQL:
         [ObjectIdentifier: (relationship: NSRelationshipDescription, sql: String)] = [:]
     @exclusivity(unchecked) var _updatePlans: [SQLiteUpdateKey: SQLiteUpdatePlan] = [:]
+    /// The SQL of fetches by the shape of their requests (see `SQLiteFetchPlanCache`).
+    @exclusivity(unchecked) var _fetchPlans = SQLiteFetchPlanCache()
     var _tracking = SQLiteStoreTracking()  // History and change watching (NSSQLiteStore+History.swift).
 
     // Reading beside other calls (see NSSQLiteStore+ConcurrentFetching.swift): a second, read-only connection and
@@ -267,6 +269,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw Self._coreDataError(error, url: url, action: "opening")
         }
         _mapping = mapping
+        _fetchPlans.removeAll()
         do {
             if !_isReadOnly, connection.isReadOnly {
                 connection.close()

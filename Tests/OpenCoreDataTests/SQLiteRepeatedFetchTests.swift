@@ -1,0 +1,107 @@
+import Foundation
+import OpenCoreDataShim
+import Testing
+
+/// Fetches that differ only in their values, one after another on one store — what an app does all day — each find
+/// the rows of their own values: a request never answers with what an earlier request of the same form asked for.
+@Suite struct SQLiteRepeatedFetchTests {
+    /// A store of twenty items: `int64` 0…19, `name` "item 0"…, `double` int64 / 4, `date` int64 × 1000 seconds after
+    /// 2001, `bool` for even numbers; item 7 has no int64 and no name.
+    static func store(_ directory: SQLiteTestDirectory) throws -> NSManagedObjectContext {
+        let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: directory.store())
+        let context = SQLiteStack.context(coordinator)
+        try context.performAndWait {
+            for number in 0..<20 {
+                let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                if number != 7 {
+                    item.setValue(Int64(number), forKey: "int64")
+                    item.setValue("item \(number)", forKey: "name")
+                }
+                item.setValue(Double(number) / 4, forKey: "double")
+                item.setValue(Date(timeIntervalSinceReferenceDate: Double(number) * 1000), forKey: "date")
+                item.setValue(number % 2 == 0, forKey: "bool")
+            }
+            try context.save()
+            context.reset()
+        }
+        return context
+    }
+
+    /// The `double` values (× 4, so the item numbers) of the items `format` selects, in the order fetched.
+    static func numbers(
+        _ context: NSManagedObjectContext, _ format: String, _ arguments: [Any], limit: Int = 0, offset: Int = 0,
+        ascending: Bool = true
+    ) throws -> [Int] {
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            request.predicate = NSPredicate(format: format, argumentArray: arguments)
+            request.sortDescriptors = [NSSortDescriptor(key: "double", ascending: ascending)]
+            request.fetchLimit = limit
+            request.fetchOffset = offset
+            return try context.fetch(request).map { Int((($0.value(forKey: "double") as? Double) ?? -1) * 4) }
+        }
+    }
+
+    @Test func eachValueFindsItsOwnRows() throws {
+        let directory = SQLiteTestDirectory()
+        let context = try Self.store(directory)
+        for number in [3, 11, 3, 19, 0] {
+            #expect(try Self.numbers(context, "int64 == %lld", [Int64(number)]) == [number])
+        }
+        #expect(try Self.numbers(context, "int64 == %lld", [Int64(42)]) == [])
+        for name in ["item 4", "item 12", "item 4"] {
+            #expect(try Self.numbers(context, "name == %@", [name]) == [Int(name.dropFirst(5))!])
+        }
+        #expect(try Self.numbers(context, "int64 >= %lld AND int64 < %lld", [Int64(5), Int64(9)]) == [5, 6, 8])
+        #expect(try Self.numbers(context, "int64 >= %lld AND int64 < %lld", [Int64(17), Int64(30)]) == [17, 18, 19])
+        #expect(try Self.numbers(context, "int64 < %lld OR name == %@", [Int64(2), "item 9"]) == [0, 1, 9])
+        #expect(try Self.numbers(context, "int64 < %lld OR name == %@", [Int64(1), "item 15"]) == [0, 15])
+        #expect(try Self.numbers(context, "NOT (double > %@)", [NSNumber(value: 0.5)]) == [0, 1, 2])
+        #expect(try Self.numbers(context, "NOT (double > %@)", [NSNumber(value: 0)]) == [0])
+    }
+
+    @Test func valuesOfOtherKindsInTheSameFormMatchAsTheyWouldAlone() throws {
+        let directory = SQLiteTestDirectory()
+        let context = try Self.store(directory)
+        #expect(try Self.numbers(context, "int64 == %@", [NSNumber(value: 4)]) == [4])
+        // nil matches the item without a value.
+        #expect(try Self.numbers(context, "int64 == %@", [NSNull()]) == [7])
+        #expect(try Self.numbers(context, "int64 != %@", [NSNull()]).count == 19)
+        #expect(try Self.numbers(context, "int64 == %@", [NSNumber(value: 5)]) == [5])
+        // A double against integers, then an integer against doubles.
+        #expect(try Self.numbers(context, "int64 < %@", [NSNumber(value: 2.5)]) == [0, 1, 2])
+        #expect(try Self.numbers(context, "int64 < %@", [NSNumber(value: 2)]) == [0, 1])
+        #expect(try Self.numbers(context, "double > %@", [NSNumber(value: 4)]) == [17, 18, 19])
+        #expect(try Self.numbers(context, "double > %@", [NSNumber(value: 4.5)]) == [19])
+        #expect(try Self.numbers(context, "bool == %@", [NSNumber(value: true)]).count == 10)
+        #expect(try Self.numbers(context, "bool == %@", [NSNumber(value: false)]).first == 1)
+        let date = Date(timeIntervalSinceReferenceDate: 16500)
+        #expect(try Self.numbers(context, "date > %@", [date]) == [17, 18, 19])
+        #expect(try Self.numbers(context, "date > %@", [date.addingTimeInterval(2000)]) == [19])
+    }
+
+    @Test func limitsOffsetsAndOrderOfOneFormApplyTheirOwn() throws {
+        let directory = SQLiteTestDirectory()
+        let context = try Self.store(directory)
+        let format = "int64 >= %lld"
+        #expect(try Self.numbers(context, format, [Int64(10)], limit: 2) == [10, 11])
+        #expect(try Self.numbers(context, format, [Int64(10)], limit: 3, offset: 4) == [14, 15, 16])
+        #expect(try Self.numbers(context, format, [Int64(12)], offset: 5) == [17, 18, 19])
+        #expect(try Self.numbers(context, format, [Int64(12)]) == Array(12...19))
+        #expect(try Self.numbers(context, format, [Int64(12)], limit: 2, ascending: false) == [19, 18])
+        #expect(try Self.numbers(context, format, [Int64(15)], ascending: false) == [19, 18, 17, 16, 15])
+    }
+
+    @Test func countsOfOneFormCountTheirOwnRows() throws {
+        let directory = SQLiteTestDirectory()
+        let context = try Self.store(directory)
+        for (limit, expected) in [(Int64(5), 5), (Int64(12), 11), (Int64(1), 1), (Int64(0), 0)] {
+            let count = try context.performAndWait {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+                request.predicate = NSPredicate(format: "int64 < %lld", limit)
+                return try context.count(for: request)
+            }
+            #expect(count == expected)
+        }
+    }
+}
