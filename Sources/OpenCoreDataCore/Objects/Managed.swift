@@ -264,7 +264,7 @@ extension NSManagedObject {
     /// The stored value of a `@Managed` property of type `type`, read as its getter reads it: access
     /// notifications, faults fired.
     public func _managedStorageValue<T>(forKey key: String, as type: T.Type) -> _ManagedStorageValue {
-        guard let slot = _layout.slotByName[key] else { return _storageValueForUndefinedKey(key, as: type) }
+        guard let slot = _slotIfAny(named: key) else { return _storageValueForUndefinedKey(key, as: type) }
         willAccessValue(forKey: key)
         let value = _resolvedValue(at: slot)
         didAccessValue(forKey: key)
@@ -315,7 +315,7 @@ extension NSManagedObject {
 
     /// Sets a `@Managed` property from its stored form; `type` is the property's declared type, for messages.
     public func _setManagedStorageValue(_ value: _ManagedStorageValue, of type: Any.Type, forKey key: String) {
-        if _layout.slotByName[key] == nil, let slot = _primitiveAccessorSlot(key) {
+        if _slotIfAny(named: key) == nil, let slot = _primitiveAccessorSlot(key) {
             _setPrimitiveValueThroughKeyValueCoding(
                 _publicValue(value.stored, slot: slot), forKey: _layout.slots[slot].name)
             return
@@ -491,7 +491,7 @@ extension NSManagedObject {
     func _toManySlot(capitalizedName name: String) -> Int {
         let lowered = name.prefix(1).lowercased() + name.dropFirst()
         for candidate in [lowered, name] {
-            if let slot = _layout.slotByName[candidate], case .toMany = _layout.kinds[slot] { return slot }
+            if let slot = _slotIfAny(named: candidate), case .toMany = _layout.kinds[slot] { return slot }
         }
         for (index, slot) in _layout.slots.enumerated() {
             if case .toMany = slot.kind, slot.name.prefix(1).uppercased() + slot.name.dropFirst() == name {

@@ -44,12 +44,12 @@ extension NSManagedObject {
         let stem = key.dropFirst(prefix.count)
         guard let first = stem.first, first.isUppercase else { return nil }
         // `primitiveName` is `name`; a property that starts with capitals (`URL`) keeps them.
-        if let slot = _layout.slotByName[first.lowercased() + stem.dropFirst()] { return slot }
-        return _layout.slotByName[String(stem)]
+        if let slot = _slotIfAny(named: first.lowercased() + stem.dropFirst()) { return slot }
+        return _slotIfAny(named: String(stem))
     }
 
     func _setValueThroughKeyValueCoding(_ value: Any?, forKey key: String) {
-        if _layout.slotByName[key] == nil, let slot = _primitiveAccessorSlot(key) {
+        if _slotIfAny(named: key) == nil, let slot = _primitiveAccessorSlot(key) {
             _setPrimitiveValueThroughKeyValueCoding(value, forKey: _layout.slots[slot].name)
             return
         }

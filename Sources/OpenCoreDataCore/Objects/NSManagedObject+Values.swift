@@ -1,10 +1,17 @@
 /// The slot-level machinery under key-value coding and the typed accessors: reading with fault firing, writing
 /// with change tracking, and keeping both sides of a relationship in step.
 extension NSManagedObject {
+    /// The slot of the property named `key`, if the entity has one. Every accessor asks: the name table is borrowed
+    /// for the lookup, where reading it from `_layout` for a call retained and released it each time.
+    @inline(__always)
+    func _slotIfAny(named key: String) -> Int? {
+        Unmanaged.passUnretained(_layout.slotByName)._withUnsafeGuaranteedRef { $0[key] }
+    }
+
     /// The slot of `key`, or a stop naming the entity and key (Apple raises `NSUnknownKeyException`).
     @inline(__always)
     func _slot(forKey key: String, _ operation: StaticString = "valueForUndefinedKey:") -> Int {
-        guard let slot = _layout.slotByName[key] else { preconditionFailure(_unknownKeyMessage(key, operation)) }
+        guard let slot = _slotIfAny(named: key) else { preconditionFailure(_unknownKeyMessage(key, operation)) }
         return slot
     }
 

@@ -233,7 +233,7 @@ open class NSManagedObject: NSObject {
     /// Whether the object is a fault that would have to load its values to answer for `key`. Relationships not
     /// yet loaded count as faults for their key.
     open func hasFault(forRelationshipNamed key: String) -> Bool {
-        guard let slot = _layout.slotByName[key] else { return false }
+        guard let slot = _slotIfAny(named: key) else { return false }
         if isFault { return true }
         switch _values[slot] {
         case .objectID: return true
@@ -245,7 +245,7 @@ open class NSManagedObject: NSObject {
 
     /// The object IDs of a relationship's destinations, without firing any faults.
     open func objectIDs(forRelationshipNamed key: String) -> [NSManagedObjectID] {
-        guard let slot = _layout.slotByName[key], _layout.relationshipSlots.contains(slot) else {
+        guard let slot = _slotIfAny(named: key), _layout.relationshipSlots.contains(slot) else {
             preconditionFailure("'\(key)' is not a relationship of entity '\(_entity._name ?? "")'")
         }
         if isFault, let context = _context { context._fulfillFault(of: self) }
@@ -307,7 +307,7 @@ open class NSManagedObject: NSObject {
     /// `NSObject`'s key-value coding does for Apple's framework. Any other key stops with a message naming the
     /// entity and key (Apple raises `NSUnknownKeyException`).
     open func value(forKey key: String) -> Any? {
-        guard let slot = _layout.slotByName[key] else { return _valueForNonPropertyKey(key) }
+        guard let slot = _slotIfAny(named: key) else { return _valueForNonPropertyKey(key) }
         willAccessValue(forKey: key)
         let value = _resolvedValue(at: slot)
         didAccessValue(forKey: key)
