@@ -99,6 +99,17 @@ open class NSExpression: NSObject, NSCopying, Codable, @unchecked Sendable {
 
     init(kind: Kind) {
         self.kind = kind
+        // Constants and variables, the most made, first: each look below copies the kind (a hundred instructions).
+        switch kind {
+        case .constant, .variable, .evaluatedObject:
+            constantAggregate = nil
+            simpleKey = nil
+            height = 1
+            super.init()
+            return
+        default:
+            break
+        }
         constantAggregate = NSExpression.constantAggregate(of: kind)
         simpleKey = NSExpression.simpleKey(of: kind)
         height = NSExpression.height(of: kind)

@@ -379,14 +379,24 @@ extension PredicateParser {
                 position: token.position, expected: "an argument for %\(conversion) (argument \(argumentIndex + 1))",
                 found: "only \(arguments.count) argument(s)")
         }
-        let argument = PredicateValueComparison.unwrap(arguments[argumentIndex])
         argumentIndex += 1
+        if placeholders, conversion != "K" {
+            return NSExpression(forVariable: PredicateFormatCache.placeholder(argumentIndex - 1))
+        }
+        return try Self.argumentExpression(arguments[argumentIndex - 1], conversion, at: token)
+    }
+
+    /// The expression a format argument becomes for its conversion (`@`, `K`, `d`, `f`, `s`…).
+    static func argumentExpression(_ raw: Any, _ conversion: String, at token: PredicateToken)
+        throws(PredicateParseFailure) -> NSExpression
+    {
+        let argument = PredicateValueComparison.unwrap(raw)
         switch conversion {
         case "@":
             // `NSNull` stays itself, so that the predicate prints it as `<null>`, as Apple's does. Asked of the
             // argument's type: `is NSNull` on a Swift array first bridges the whole array to an `NSArray` of objects
             // (2.8 million instructions for 1,000 numbers).
-            let isNull = type(of: arguments[argumentIndex - 1]) is NSNull.Type
+            let isNull = type(of: raw) is NSNull.Type
             return NSExpression(forConstantValue: isNull ? NSNull() : argument)
         case "K":
             guard let argument, let keyPath = PredicateValueComparison.string(argument) else {

@@ -25,6 +25,8 @@ struct PredicateParser {
     let arguments: [Any]
     var argumentIndex = 0
     var depth = 0
+    /// Whether format arguments become placeholder variables (`PredicateFormatCache`) instead of their values.
+    var placeholders = false
 
     private init(tokens: [PredicateToken], arguments: [Any]) {
         self.tokens = tokens
@@ -35,10 +37,27 @@ struct PredicateParser {
 
     /// Parses a predicate, substituting `arguments` for its format specifiers.
     static func parsePredicate(_ format: String, arguments: [Any]) throws(PredicateParseFailure) -> NSPredicate {
-        var parser = PredicateParser(tokens: try PredicateLexer(format).tokenize(), arguments: arguments)
+        if !arguments.isEmpty, let predicate = PredicateFormatCache.predicate(format, arguments: arguments) {
+            return predicate
+        }
+        let tokens = try PredicateLexer(format).tokenize()
+        var parser = PredicateParser(tokens: tokens, arguments: arguments)
         let parsed = try parser.parseOr()
         let predicate = try parser.requirePredicate(parsed)
         try parser.expectEnd()
+        if !arguments.isEmpty {
+            PredicateFormatCache.consider(format, tokens: tokens, arguments: arguments, parsed: predicate)
+        }
+        return predicate
+    }
+
+    /// The predicate of `tokens` with each format argument a placeholder variable, or `nil` if it does not parse.
+    static func parseTemplate(_ tokens: [PredicateToken], arguments: [Any]) -> NSPredicate? {
+        var parser = PredicateParser(tokens: tokens, arguments: arguments)
+        parser.placeholders = true
+        guard let parsed = try? parser.parseOr(), let predicate = try? parser.requirePredicate(parsed),
+            (try? parser.expectEnd()) != nil
+        else { return nil }
         return predicate
     }
 

@@ -1,0 +1,145 @@
+import Foundation
+
+/// Predicates parsed from formats seen before, for `NSPredicate(format:)` called again and again with new arguments.
+///
+/// Code builds its predicates where it fetches: `NSPredicate(format: "serial == %lld", serial)` for every lookup.
+/// Reading the format again each time — lexing, descending through every level of precedence, making the
+/// expressions — cost about 10,000 instructions for that one comparison, a sixth of a whole lookup by an indexed
+/// attribute. The first time a format is parsed with arguments, it is parsed once more with a placeholder variable
+/// for each argument; later calls with the same format make each argument's expression exactly as the parser does
+/// (`PredicateParser.argumentExpression`) and put them in the placeholders' places
+/// (`withSubstitutionVariables(_:)`, which builds a new predicate each time).
+///
+/// Only formats whose meaning cannot depend on the argument values are kept: no `%K` (a key path shapes the tree),
+/// no argument right after a minus (the parser folds `-5` into a constant), no `CAST`, `FUNCTION` or `FETCH` (the
+/// parser reads their constant arguments). And a format is kept only if its template, given the first call's
+/// arguments, equals what the parser made of them.
+enum PredicateFormatCache {
+    /// A parsed format: the predicate with placeholders, and the conversion of each argument (`@`, `d`, `f`…).
+    private struct Template {
+        let predicate: NSPredicate
+        let conversions: [String]
+        /// Where each argument is in the format, for `argumentExpression`.
+        let tokens: [PredicateToken]
+    }
+
+    /// Formats kept at most; a full cache starts again empty.
+    static let capacity = 256
+    /// The longest format kept, in UTF-8 bytes: longer ones are rarely repeated, and would hold their memory.
+    static let maximumFormatLength = 1_024
+    /// The most arguments of a kept format.
+    static let maximumArguments = 32
+
+    private static let templates = LockedState<[String: Template]>([:])
+
+    /// The names of the placeholder variables: no `$name` in a format can spell them.
+    private static let placeholderNames = (0..<maximumArguments).map { "\u{1}\($0)" }
+
+    /// The placeholder variable of argument `index` (below `maximumArguments`).
+    static func placeholder(_ index: Int) -> String {
+        placeholderNames[index]
+    }
+
+    /// The predicate of `format` with `arguments`, if the format was parsed before and kept; `nil` otherwise, or if
+    /// an argument does not fit its conversion (the parser then reports it).
+    static func predicate(_ format: String, arguments: [Any]) -> NSPredicate? {
+        guard let template = templates.withLock({ $0[format] }), template.conversions.count == arguments.count else {
+            return nil
+        }
+        var leaves: [NSExpression] = []
+        leaves.reserveCapacity(arguments.count)
+        for index in arguments.indices {
+            guard
+                let expression = try? PredicateParser.argumentExpression(
+                    arguments[index], template.conversions[index], at: template.tokens[index])
+            else { return nil }
+            leaves.append(expression)
+        }
+        if let predicate = instantiate(template.predicate, leaves) { return predicate }
+        var values: [String: Any] = [:]
+        for (index, leaf) in leaves.enumerated() { values[placeholderNames[index]] = leaf }
+        return template.predicate.withSubstitutionVariables(values)
+    }
+
+    /// `predicate` with its placeholders replaced by `leaves`, made as `withSubstitutionVariables(_:)` makes it, for
+    /// the usual trees (comparisons of key paths, constants and arguments under AND, OR and NOT) without building a
+    /// dictionary of variables; `nil` for any other tree.
+    private static func instantiate(_ predicate: NSPredicate, _ leaves: [NSExpression]) -> NSPredicate? {
+        switch predicate {
+        case let comparison as NSComparisonPredicate:
+            guard comparison.customSelector == nil,
+                let left = instantiate(comparison.leftExpression, leaves),
+                let right = instantiate(comparison.rightExpression, leaves)
+            else { return nil }
+            return NSComparisonPredicate(
+                leftExpression: left, rightExpression: right, modifier: comparison.comparisonPredicateModifier,
+                type: comparison.predicateOperatorType, options: comparison.options)
+        case let compound as NSCompoundPredicate:
+            var parts: [NSPredicate] = []
+            parts.reserveCapacity(compound.predicates.count)
+            for part in compound.predicates {
+                guard let instantiated = instantiate(part, leaves) else { return nil }
+                parts.append(instantiated)
+            }
+            return NSCompoundPredicate(type: compound.compoundPredicateType, subpredicates: parts)
+        default:
+            return nil
+        }
+    }
+
+    private static func instantiate(_ expression: NSExpression, _ leaves: [NSExpression]) -> NSExpression? {
+        switch expression.kind {
+        case .variable(let name):
+            guard let index = placeholderNames.firstIndex(of: name) else { return expression }
+            return index < leaves.count ? leaves[index] : nil
+        case .constant, .evaluatedObject, .anyKey, .keyPath(_, _, nil):
+            return expression
+        default:
+            return nil
+        }
+    }
+
+    /// Keeps `format` if its meaning cannot depend on its arguments' values and its template, given `arguments`,
+    /// equals `parsed` (what the parser made of them).
+    static func consider(_ format: String, tokens: [PredicateToken], arguments: [Any], parsed: NSPredicate) {
+        guard format.utf8.count <= maximumFormatLength, arguments.count <= maximumArguments,
+            parsed is NSComparisonPredicate || parsed is NSCompoundPredicate
+        else { return }
+        var conversions: [String] = []
+        var argumentTokens: [PredicateToken] = []
+        var previous: PredicateToken.Kind?
+        for token in tokens {
+            switch token.kind {
+            case .formatSpecifier(let conversion) where conversion != "%":
+                if conversion == "K" || previous == .symbol(.minus) { return }
+                conversions.append(conversion)
+                argumentTokens.append(token)
+            case .identifier(_, escaped: false)
+            where token.keyword == .cast || token.keyword == .function || token.keyword == .fetch:
+                return
+            default:
+                break
+            }
+            previous = token.kind
+        }
+        guard conversions.count == arguments.count,
+            let template = PredicateParser.parseTemplate(tokens, arguments: arguments),
+            template is NSComparisonPredicate || template is NSCompoundPredicate
+        else { return }
+        var values: [String: Any] = [:]
+        for index in arguments.indices {
+            guard
+                let expression = try? PredicateParser.argumentExpression(
+                    arguments[index], conversions[index], at: argumentTokens[index])
+            else { return }
+            values[placeholder(index)] = expression
+        }
+        let check = template.withSubstitutionVariables(values)
+        guard check == parsed, check.predicateFormat == parsed.predicateFormat else { return }
+        let kept = Template(predicate: template, conversions: conversions, tokens: argumentTokens)
+        templates.withLock { templates in
+            if templates.count >= capacity { templates.removeAll(keepingCapacity: true) }
+            templates[format] = kept
+        }
+    }
+}
