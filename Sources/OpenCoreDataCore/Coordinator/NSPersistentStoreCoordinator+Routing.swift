@@ -206,10 +206,14 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
                     NSPersistentStoreSaveError, "The object \(objectID) has no persistent store to be saved to")
             }
             // Usually every object of a save lives in one store: then the changes go to it as they are.
-            let all = [changes.inserted, changes.updated, changes.deleted].joined()
-            if let first = all.first {
-                guard let store = first.objectID._store else { throw noStore(first.objectID) }
-                if all.allSatisfy({ $0.objectID._isInStore(store) }) {
+            let lists = [changes.inserted, changes.updated, changes.deleted]
+            if let first = lists.first(where: { !$0.isEmpty })?[0].objectID {
+                guard let store = first._store else { throw noStore(first) }
+                // (Read in place: iterating the changes copied each one, retaining its references.)
+                let inOneStore = lists.allSatisfy { list in
+                    list.withUnsafeBufferPointer { list in list.allSatisfy { $0.objectID._isInStore(store) } }
+                }
+                if inOneStore {
                     // A store that does not resolve conflicts itself has no writer but this coordinator: resolving
                     // while the store is held, before anyone else saves, settles them (bounded all the same).
                     let backend = try _backend(of: store, for: context)

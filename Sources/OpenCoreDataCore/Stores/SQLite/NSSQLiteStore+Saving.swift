@@ -193,22 +193,27 @@ extension NSSQLiteStore {
         }
         // 2. Insertions (the statement of the entity of the previous row is usually the one wanted again).
         var previous: (entity: SQLiteEntityMapping, plan: SQLiteInsertPlan, statement: SQLiteStatement)?
-        for change in changes.inserted {
-            let (entity, key) = try _locate(change.objectID, mapping: mapping)
-            if let previous, previous.entity === entity {
-                previous.statement.rewind()
-                if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(previous.plan.sql) }
-            } else {
-                let plan = _insertPlan(for: entity, mapping: mapping)
-                previous = (entity, plan, try connection.statement(plan.sql))
+        // (Read in place, through the buffer: iterating the array copied every change, retaining its references.)
+        try changes.inserted.withUnsafeBufferPointer { inserted in
+            for index in inserted.indices {
+                let objectID = inserted[index].objectID
+                let (entity, key) = try _locate(objectID, mapping: mapping)
+                if let previous, previous.entity === entity {
+                    previous.statement.rewind()
+                    if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(previous.plan.sql) }
+                } else {
+                    let plan = _insertPlan(for: entity, mapping: mapping)
+                    previous = (entity, plan, try connection.statement(plan.sql))
+                }
+                let (_, plan, statement) = previous!
+                statement.bind(key, at: 1)
+                statement.bind(entity.number, at: 2)
+                statement.bind(Int64(1), at: 3)
+                try _bindColumns(
+                    plan.columns, plan.writes, of: inserted[index], to: statement, from: 4, mapping: mapping)
+                while try statement.step() {}
+                result.versions[objectID] = 1
             }
-            let (_, plan, statement) = previous!
-            statement.bind(key, at: 1)
-            statement.bind(entity.number, at: 2)
-            statement.bind(Int64(1), at: 3)
-            try _bindColumns(plan.columns, plan.writes, of: change, to: statement, from: 4, mapping: mapping)
-            while try statement.step() {}
-            result.versions[change.objectID] = 1
         }
         // 3. Updates: the changed columns, and a new version even when only to-many relationships changed.
         var previousUpdate:
@@ -331,14 +336,21 @@ extension NSSQLiteStore {
         _ changes: StoreSaveChanges, versions: ObjectIDDictionary<Int64>, mapping: SQLiteModelMapping
     ) {
         var rows: [StoreRow] = []
-        for change in changes.inserted + changes.updated {
-            guard let version = versions[change.objectID], let entity = mapping.entity(change.objectID._entity) else {
-                continue
+        rows.reserveCapacity(changes.inserted.count + changes.updated.count)
+        for list in [changes.inserted, changes.updated] {
+            // (Read in place: concatenating or iterating the changes copied each one, retaining its references.)
+            list.withUnsafeBufferPointer { list in
+                for index in list.indices {
+                    let objectID = list[index].objectID
+                    guard let version = versions[objectID], let entity = mapping.entity(objectID._entity) else {
+                        continue
+                    }
+                    var values = list[index].values
+                    for slot in entity.unstoredSlots where slot < values.count { values[slot] = .null }
+                    for slot in entity.toManySlots where slot < values.count { values[slot] = .toManyFault }
+                    rows.append(StoreRow(objectID: objectID, values: values, version: version))
+                }
             }
-            var values = change.values
-            for slot in entity.unstoredSlots where slot < values.count { values[slot] = .null }
-            for slot in entity.toManySlots where slot < values.count { values[slot] = .toManyFault }
-            rows.append(StoreRow(objectID: change.objectID, values: values, version: version))
         }
         _remember(rows)
         for change in changes.deleted { _snapshots[change.objectID] = nil }
