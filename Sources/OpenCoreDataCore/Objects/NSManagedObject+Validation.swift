@@ -22,7 +22,8 @@ extension NSManagedObject {
     @inline(__always)
     private func _passesModelRules(slot: Int, isNull: Bool) -> Bool {
         guard !isNull, case .attribute = _layout.kinds[slot] else { return false }
-        return _layout.slots[slot].property._validationPredicates.isEmpty
+        // (The property alone, not the slot: copying a slot retains its property and its name.)
+        return _layout.allProperties[slot]._validationPredicates.isEmpty
     }
 
     /// The first rule of the model that `value` breaks for `property`, as Core Data reports it.
@@ -122,7 +123,7 @@ extension NSManagedObject {
             if case .fetched = _layout.kinds[slot] { continue }
             if case .derived = _layout.kinds[slot] { continue }
             // An attribute's value is in `_values` as it is (only relationships resolve), so it is looked at there.
-            if !callsHook, _passesModelRules(slot: slot, isNull: _values[slot].isNull) { continue }
+            if !callsHook, _passesModelRules(slot: slot, isNull: _values.isNull(at: slot)) { continue }
             let stored = _resolvedValue(at: slot)
             var value = _publicValue(stored, slot: slot)
             do {

@@ -79,6 +79,16 @@ package struct StoredValues: RandomAccessCollection, MutableCollection, Expressi
     @inline(__always)
     package func index(before index: Int) -> Int { index - 1 }
 
+    /// Whether the value at `position` is `.null`, looked at where it is (no copy, no retain of what it holds).
+    @inline(__always)
+    package func isNull(at position: Int) -> Bool {
+        guard let storage, position >= 0, position < storage.count else { Self.outOfBounds(position) }
+        var lent = StoredValueStorage.lend(from: storage.address(position))
+        defer { StoredValueStorage.forget(&lent) }
+        if case .null = lent { return true }
+        return false
+    }
+
     package subscript(position: Int) -> StoredValue {
         @inline(__always)
         _read {
