@@ -171,15 +171,19 @@ extension NSManagedObjectContext {
     }
 
     /// The entity of the context's model whose objects are of `objectClass` (for `init(context:)`). The last answer
-    /// is kept: objects are mostly made many of one class at a time, and the registry's answer takes a lock.
+    /// is kept: objects are mostly made many of one class at a time, and the registry's answer takes a lock. (Asking
+    /// for the model first, as this did, cost more than the rest of making an object's entity known: the model comes
+    /// through the parent, and models and entities are weakly referenced, so each retain of one is slow.)
     func _entity(for objectClass: NSManagedObject.Type) -> NSEntityDescription? {
+        if _lastEntityClass == ObjectIdentifier(objectClass), let entity = _lastEntityOfClass { return entity }
         let model = _model
-        if let cached = _lastClassEntity, cached.objectClass == ObjectIdentifier(objectClass), cached.model === model {
-            return cached.entity
-        }
         guard let entity = ManagedObjectClassRegistry.entity(for: objectClass, in: model) else { return nil }
-        // An editable model may still change which entity names the class.
-        if !model._isEditable { _lastClassEntity = (ObjectIdentifier(objectClass), model, entity) }
+        // A coordinator's model never changes; an editable model may still change which entity names the class, and
+        // a parent context's model is its parent's, which this context does not watch.
+        if !model._isEditable, _parentContext == nil {
+            _lastEntityClass = ObjectIdentifier(objectClass)
+            _lastEntityOfClass = entity
+        }
         return entity
     }
 

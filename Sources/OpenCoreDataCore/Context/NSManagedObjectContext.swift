@@ -94,9 +94,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     var _transactionAuthor: String?
     var _mergePolicy: Any = NSMergePolicy.error
     @exclusivity(unchecked) var _retainsRegisteredObjects = false
-    /// The entity `init(context:)` found last, for its class (see `_entity(for:)`).
-    @exclusivity(unchecked) var _lastClassEntity:
-        (objectClass: ObjectIdentifier, model: NSManagedObjectModel, entity: NSEntityDescription)?
+    /// The class `init(context:)` found an entity for last, and that entity (see `_entity(for:)`). Kept only for a
+    /// context on a coordinator, whose model never changes; cleared when the context's coordinator or parent is set.
+    @exclusivity(unchecked) var _lastEntityClass: ObjectIdentifier?
+    @exclusivity(unchecked) var _lastEntityOfClass: NSEntityDescription?
     var _automaticallyMergesChangesFromParent = false
 
     /// Information of the user's own, as Apple's `userInfo`.
@@ -153,6 +154,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             )
             _coordinator = newValue
             _parentStore = newValue
+            _lastEntityClass = nil
+            _lastEntityOfClass = nil
             newValue?._registerRootContext(self)
         }
     }
@@ -168,6 +171,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             precondition(newValue !== self, "A context cannot be its own parent")
             _parentContext = newValue
             _parentStore = newValue
+            _lastEntityClass = nil
+            _lastEntityOfClass = nil
             newValue?._registerChild(self)
         }
     }
