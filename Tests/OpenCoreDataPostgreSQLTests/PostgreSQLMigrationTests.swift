@@ -714,6 +714,19 @@ extension PostgreSQLMigrationTests {
     /// Migrations with a mapping model that is not inferred, one at a time: each checks that no staging schema (of
     /// any name) is left in the database.
     @Suite(.serialized) struct MappingModels {
+        /// Migrates the library at `url` from version 1 to version 2 with the custom mapping model (`naming`: whether
+        /// it names the books), through the coordinator's migration step, and returns version 2.
+        @discardableResult
+        static func migrateLibrary(at url: URL, naming: Bool) throws -> NSManagedObjectModel {
+            let source = PostgreSQLMigrationTests.library(version: 1)
+            let destination = PostgreSQLMigrationTests.library(version: 2)
+            try NSPersistentStoreCoordinator._migrate(
+                PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
+                from: source, to: destination,
+                mapping: try PostgreSQLMigrationTests.customMapping(from: source, to: destination, naming: naming))
+            return destination
+        }
+
         /// White-box: a mapping model that is not inferred comes only from the program's bundles, which a test target
         /// that builds its models in code does not have; the coordinator's migration step is called with one directly.
         @Test func aMappingModelMigratesObjectByObjectIntoASchemaThatTakesTheStoresPlace() throws {
@@ -723,12 +736,7 @@ extension PostgreSQLMigrationTests {
             let identifier =
                 try NSPersistentStoreCoordinator.metadataForPersistentStore(
                     ofType: PostgreSQLStoreType, at: url, options: nil)[NSStoreUUIDKey] as? String
-            let source = PostgreSQLMigrationTests.library(version: 1)
-            let destination = PostgreSQLMigrationTests.library(version: 2)
-            try NSPersistentStoreCoordinator._migrate(
-                PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
-                from: source, to: destination,
-                mapping: try PostgreSQLMigrationTests.customMapping(from: source, to: destination, naming: true))
+            let destination = try Self.migrateLibrary(at: url, naming: true)
             #expect(try PostgreSQLMigrationTests.stagingSchemas(at: url).isEmpty)
 
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
@@ -755,14 +763,9 @@ extension PostgreSQLMigrationTests {
             defer { PostgreSQLTestServer.drop(url) }
             try PostgreSQLMigrationTests.writeLibrary(at: url)
             let before = try PostgreSQLSchemaSnapshot(url)
-            let source = PostgreSQLMigrationTests.library(version: 1)
-            let destination = PostgreSQLMigrationTests.library(version: 2)
             // The book without a title gets no name, which version 2 requires: the destination's save fails.
             #expect {
-                try NSPersistentStoreCoordinator._migrate(
-                    PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
-                    from: source, to: destination,
-                    mapping: try PostgreSQLMigrationTests.customMapping(from: source, to: destination, naming: false))
+                try Self.migrateLibrary(at: url, naming: false)
             } throws: { error in
                 (error as NSError).code == NSMigrationError
             }
@@ -778,13 +781,8 @@ extension PostgreSQLMigrationTests {
             try connection.execute(
                 "CREATE TABLE \(quoted(PostgreSQLMigrationTests.schema(of: url))).orders (id bigint)")
             let before = try PostgreSQLSchemaSnapshot(url)
-            let source = PostgreSQLMigrationTests.library(version: 1)
-            let destination = PostgreSQLMigrationTests.library(version: 2)
             #expect {
-                try NSPersistentStoreCoordinator._migrate(
-                    PostgreSQLStore.self, type: PostgreSQLStoreType, at: url, configuration: nil, options: nil,
-                    from: source, to: destination,
-                    mapping: try PostgreSQLMigrationTests.customMapping(from: source, to: destination, naming: true))
+                try Self.migrateLibrary(at: url, naming: true)
             } throws: { error in
                 let error = error as NSError
                 return error.code == NSMigrationError && error.localizedDescription.contains("orders")

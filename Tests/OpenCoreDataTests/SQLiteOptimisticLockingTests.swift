@@ -203,6 +203,18 @@ import Testing
         }
     }
 
+    /// Deletes every one of `owners` in `context` and saves: the save must fail with a merge error naming one conflict,
+    /// which is returned.
+    func theOneConflictOfDeleting(_ owners: [NSManagedObject], in context: NSManagedObjectContext) -> NSMergeConflict? {
+        let error = saveError(of: context) {
+            for owner in owners { context.delete(owner) }
+        }
+        #expect(error?.code == NSManagedObjectMergeError)
+        let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
+        #expect(conflicts?.count == 1)
+        return conflicts?.first
+    }
+
     @Test func aConflictAmongManyDeletionsNamesTheOneChangedRowAndDeletesNothing() throws {
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)
@@ -213,15 +225,10 @@ import Testing
             try owner("Owner 150", in: first).setValue("Owner 150 (first)", forKey: "name")
             try first.save()
         }
-        let error = saveError(of: second) {
-            for owner in theirs { second.delete(owner) }
-        }
-        #expect(error?.code == NSManagedObjectMergeError)
-        let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
-        #expect(conflicts?.count == 1)
+        let conflict = theOneConflictOfDeleting(theirs, in: second)
         let changed = try first.performAndWait { try owner("Owner 150 (first)", in: first).objectID }
-        #expect(conflicts?.first?.sourceObject.objectID == changed)
-        #expect(conflicts?.first?.newVersionNumber == 2)
+        #expect(conflict?.sourceObject.objectID == changed)
+        #expect(conflict?.newVersionNumber == 2)
         #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(200)]])
 
         // The in-memory state wins: every row goes, the changed one too.
@@ -241,13 +248,7 @@ import Testing
             first.delete(try owner("Owner 100", in: first))
             try first.save()
         }
-        let error = saveError(of: second) {
-            for owner in theirs { second.delete(owner) }
-        }
-        #expect(error?.code == NSManagedObjectMergeError)
-        let conflicts = error?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
-        #expect(conflicts?.count == 1)
-        #expect(conflicts?.first?.newVersionNumber == 0)
+        #expect(theOneConflictOfDeleting(theirs, in: second)?.newVersionNumber == 0)
         #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(199)]])
     }
 

@@ -43,9 +43,13 @@ enum PredicateFormatCache {
     /// The predicate of `format` with `arguments`, if the format was parsed before and kept; `nil` otherwise, or if
     /// an argument does not fit its conversion (the parser then reports it).
     static func predicate(_ format: String, arguments: [Any]) -> NSPredicate? {
-        guard let template = templates.withLock({ $0[format] }), template.conversions.count == arguments.count else {
-            return nil
-        }
+        guard let template = templates.withLock({ $0[format] }) else { return nil }
+        return predicate(from: template, arguments: arguments)
+    }
+
+    /// `template` with `arguments` in its placeholders' places; `nil` if an argument does not fit its conversion.
+    private static func predicate(from template: Template, arguments: [Any]) -> NSPredicate? {
+        guard template.conversions.count == arguments.count else { return nil }
         var leaves: [NSExpression] = []
         leaves.reserveCapacity(arguments.count)
         for index in arguments.indices {
@@ -126,17 +130,11 @@ enum PredicateFormatCache {
             let template = PredicateParser.parseTemplate(tokens, arguments: arguments),
             template is NSComparisonPredicate || template is NSCompoundPredicate
         else { return }
-        var values: [String: Any] = [:]
-        for index in arguments.indices {
-            guard
-                let expression = try? PredicateParser.argumentExpression(
-                    arguments[index], conversions[index], at: argumentTokens[index])
-            else { return }
-            values[placeholder(index)] = expression
-        }
-        let check = template.withSubstitutionVariables(values)
-        guard check == parsed, check.predicateFormat == parsed.predicateFormat else { return }
+        // Checked by the path later calls take.
         let kept = Template(predicate: template, conversions: conversions, tokens: argumentTokens)
+        guard let check = predicate(from: kept, arguments: arguments), check == parsed,
+            check.predicateFormat == parsed.predicateFormat
+        else { return }
         templates.withLock { templates in
             if templates.count >= capacity { templates.removeAll(keepingCapacity: true) }
             templates[format] = kept
