@@ -55,7 +55,12 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     var _isAbstract = false
     var _ownProperties: [NSPropertyDescription] = []
     var _subentities: [NSEntityDescription] = []
-    weak var _superentity: NSEntityDescription?
+    /// The entity this one inherits from (not retained: see `EntityReference`).
+    var _superentity: NSEntityDescription? {
+        get { _superentityReference.entity }
+        set { _superentityReference = EntityReference(newValue) }
+    }
+    private var _superentityReference = EntityReference(nil)
     var _userInfo: [AnyHashable: Any]?
     var _versionHashModifier: String?
     var _renamingIdentifier: String?
@@ -72,9 +77,15 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     var _cacheSlot = EntityCacheSlot()
     /// The version hash, computed with the others when the model is frozen (see `NSManagedObjectModel._freeze`).
     var _frozenVersionHash: Data?
+    /// Ends with the entity, telling the references that do not keep it alive that it has gone.
+    let _lifetime = EntityLifetime()
 
     public required override init() {
         super.init()
+    }
+
+    deinit {
+        _lifetime.end()
     }
 
     /// The model this entity belongs to. Apple declares this `unowned(unsafe)`: an entity outside a model is a

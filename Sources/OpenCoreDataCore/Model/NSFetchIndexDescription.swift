@@ -9,7 +9,12 @@
 /// ```
 open class NSFetchIndexDescription: NSObject, NSCopying, @unchecked Sendable {
     // @unchecked: as the model it belongs to: immutable once that model is in use (`_checkEditable`).
-    weak var _entity: NSEntityDescription?
+    /// The entity the index belongs to (not retained: see `EntityReference`).
+    var _entity: NSEntityDescription? {
+        get { _entityReference.entity }
+        set { _entityReference = EntityReference(newValue) }
+    }
+    private var _entityReference = EntityReference(nil)
     var _name: String
     var _elements: [NSFetchIndexElementDescription]
     var _partialIndexPredicate: NSPredicate?

@@ -7,7 +7,12 @@
 open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     // @unchecked: a model is configured on one thread and then shared; once a coordinator uses it, it is immutable:
     // every setter stops through `_checkEditable`, as Apple's framework raises for a model in use.
-    weak var _entity: NSEntityDescription?
+    /// The entity the property belongs to (not retained: see `EntityReference`).
+    var _entity: NSEntityDescription? {
+        get { _entityReference.entity }
+        set { _entityReference = EntityReference(newValue) }
+    }
+    private var _entityReference = EntityReference(nil)
     var _name: String = ""
     var _isOptional = true
     var _isTransient = false

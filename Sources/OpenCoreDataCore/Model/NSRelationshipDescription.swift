@@ -23,7 +23,12 @@ public enum NSDeleteRule: UInt, Sendable {
 /// ```
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
     // @unchecked: as NSPropertyDescription: immutable once its model is in use.
-    weak var _destinationEntity: NSEntityDescription?
+    /// The entity the relationship leads to (not retained: see `EntityReference`).
+    var _destinationEntity: NSEntityDescription? {
+        get { _destinationEntityReference.entity }
+        set { _destinationEntityReference = EntityReference(newValue) }
+    }
+    private var _destinationEntityReference = EntityReference(nil)
     weak var _inverseRelationship: NSRelationshipDescription?
     var _minCount = 0
     var _maxCount = 1

@@ -33,7 +33,13 @@ enum ManagedObjectClassRegistry {
     /// new model after the old one went away never matches.
     private struct CachedEntity {
         weak var model: NSManagedObjectModel?
-        weak var entity: NSEntityDescription?
+        let entityReference: EntityReference
+        var entity: NSEntityDescription? { entityReference.entity }
+
+        init(model: NSManagedObjectModel, entity: NSEntityDescription) {
+            self.model = model
+            entityReference = EntityReference(entity)
+        }
     }
 
     private static let state = LockedState(State())
