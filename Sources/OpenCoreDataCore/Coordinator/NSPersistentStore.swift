@@ -60,10 +60,22 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _addedType: String?
     /// What object IDs of this store hold (see `_objectIDReference`): behind a lock of its own, as a fetch that runs
     /// beside another call into the store (`_serialized(_:orBeside:)`) reads it while that call may make a new one.
-    private let _objectIDReferenceCache = LockedState<ObjectIDStoreReference?>(nil)
+    /// Every reference made is kept with the store, so that none of their addresses is reused while it lives.
+    private let _objectIDReferenceCache = LockedState<(last: ObjectIDStoreReference?, made: [ObjectIDStoreReference])>(
+        (nil, []))
+    /// The address of the reference last made (0 before the first), for `_madeObjectIDReference(_:)`.
+    private let _objectIDReferenceAddress = Atomic<UInt>(0)
 
     /// The reference the store's object IDs hold, as last made; `nil` before the first.
-    var _cachedObjectIDReference: ObjectIDStoreReference? { _objectIDReferenceCache.withLock { $0 } }
+    var _cachedObjectIDReference: ObjectIDStoreReference? { _objectIDReferenceCache.withLock { $0.last } }
+
+    /// Whether `reference` is the one the store's object IDs are now made with: asked for every object that goes
+    /// away, so without a lock. An address compared is never another object's, as every reference made lives as
+    /// long as the store; a stale read while a new one is made answers `false`, and the caller asks the slow way.
+    @inline(__always)
+    func _madeObjectIDReference(_ reference: ObjectIDStoreReference) -> Bool {
+        _objectIDReferenceAddress.load(ordering: .relaxed) == UInt(bitPattern: ObjectIdentifier(reference))
+    }
 
     /// Creates a store for `coordinator`. The coordinator calls this for the registered class of a store type.
     public required init(
@@ -82,10 +94,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// before keep naming the store as it was.
     var _objectIDReference: ObjectIDStoreReference {
         let identifier = self.identifier
-        return _objectIDReferenceCache.withLock { cached in
-            if let cached, cached.identifier == identifier { return cached }
+        return _objectIDReferenceCache.withLock { cache in
+            if let last = cache.last, last.identifier == identifier { return last }
             let made = ObjectIDStoreReference(store: self, identifier: identifier)
-            cached = made
+            cache.last = made
+            cache.made.append(made)
+            _objectIDReferenceAddress.store(UInt(bitPattern: ObjectIdentifier(made)), ordering: .releasing)
             return made
         }
     }
