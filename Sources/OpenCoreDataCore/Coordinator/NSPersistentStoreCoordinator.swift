@@ -14,12 +14,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     let _managedObjectModel: NSManagedObjectModel
     var _stores: [NSPersistentStore] = [] {
         didSet {
-            _rowCaches = _stores.compactMap { store in (store as? PersistentStoreRowCaching).map { (store, $0) } }
+            _rowCaches = _stores.compactMap { store in
+                (store as? PersistentStoreRowCaching).map { (store, type(of: $0)) }
+            }
         }
     }
     /// The stores with a row cache, told of every object that goes away: kept apart from `_stores`, each store beside
-    /// its cache, so that those calls neither cast a store nor check exclusive access.
-    @exclusivity(unchecked) var _rowCaches: [(store: NSPersistentStore, cache: any PersistentStoreRowCaching)] = []
+    /// its type, so that those calls neither cast nor retain a store, nor check exclusive access.
+    @exclusivity(unchecked) var _rowCaches: [(store: NSPersistentStore, cache: any PersistentStoreRowCaching.Type)] = []
     /// Guards the coordinator's own state (its stores, name and root contexts). Calls into a store are serialized
     /// by the store (`NSPersistentStore._serialized`), not by this lock, so that a slow store holds up no other.
     let _lock = NSRecursiveLock()
@@ -455,7 +457,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 Unmanaged.passUnretained(entries[index].store)._withUnsafeGuaranteedRef { store in
                     guard objectID._isInStore(store), store._storeLock.try() else { return }
                     defer { store._storeLock.unlock() }
-                    entries[index].cache.forgetUnusedRow(of: objectID)
+                    entries[index].cache.forgetUnusedRow(in: store, of: objectID)
                 }
             }
         }

@@ -112,6 +112,16 @@ package protocol PersistentStoreRowCaching: PersistentStoreBackend {
     /// Forgets the cached row of `objectID` if no object uses it any longer: the object went away, or its context
     /// did. As in Apple's row cache, a row stays while objects hold it, not after.
     func forgetUnusedRow(of objectID: NSManagedObjectID)
+    /// `forgetUnusedRow(of:)` of `store`, which is of this type, called through the type: the coordinator calls it for
+    /// every object that goes away, and calling through an existential of the store would retain the store, whose
+    /// retains take the runtime's slow path (stores are weakly referenced).
+    static func forgetUnusedRow(in store: NSPersistentStore, of objectID: NSManagedObjectID)
+}
+
+extension PersistentStoreRowCaching where Self: NSPersistentStore {
+    package static func forgetUnusedRow(in store: NSPersistentStore, of objectID: NSManagedObjectID) {
+        unsafeDowncast(store, to: Self.self).forgetUnusedRow(of: objectID)
+    }
 }
 
 /// A store that hands out the rows of a to-many relationship's destinations along with their IDs (rows with empty
