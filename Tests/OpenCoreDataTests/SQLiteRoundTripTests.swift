@@ -24,6 +24,32 @@ import Testing
         #expect(numbers == (0..<500).map { [RawSQLite.Value.integer(Int64($0))] })
     }
 
+    /// Insertion order holds when other contexts insert objects in between, whether a few (the numbers that order
+    /// the save stay close) or many (they spread far apart).
+    @Test(arguments: [3, 400])
+    func rowsOfOneSaveAreKeyedInInsertionOrderAmidOtherContextsInserts(between: Int) throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
+        let context = SQLiteStack.context(coordinator)
+        let other = SQLiteStack.context(coordinator)
+        for number in 0..<60 {
+            context.performAndWait {
+                let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                item.setValue(Int64(number), forKey: "int64")
+            }
+            if number % 20 == 19 {
+                other.performAndWait {
+                    for _ in 0..<between { _ = NSEntityDescription.insertNewObject(forEntityName: "Item", into: other) }
+                }
+            }
+        }
+        try context.performAndWait { try context.save() }
+        try SQLiteStack.close(coordinator)
+        let numbers = try RawSQLite.query(url, "SELECT ZINT64 FROM ZITEM ORDER BY Z_PK")
+        #expect(numbers == (0..<60).map { [RawSQLite.Value.integer(Int64($0))] })
+    }
+
     @Test func everyAttributeTypeSurvivesReopening() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()

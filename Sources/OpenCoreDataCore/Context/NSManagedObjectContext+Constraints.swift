@@ -61,22 +61,23 @@ extension NSManagedObjectContext {
             let entity: ObjectIdentifier
             let names: [String]
         }
+        // Most models constrain nothing: then no object needs to be looked at.
+        guard _model._entities.contains(where: { !$0._uniquenessConstraints.isEmpty }) else { return [] }
         var constraintsOf: [ObjectIdentifier: [UniquenessConstraint]] = [:]
+        func constraints(of entity: NSEntityDescription) -> [UniquenessConstraint] {
+            if let known = constraintsOf[ObjectIdentifier(entity)] { return known }
+            let found = Self._uniquenessConstraints(of: entity)
+            constraintsOf[ObjectIdentifier(entity)] = found
+            return found
+        }
         var groups: [GroupKey: (constraint: UniquenessConstraint, objects: [[AnyHashable]: [NSManagedObject]])] = [:]
         var order: [GroupKey] = []
+        // Only objects of constrained entities are put in order (a save of many others then sorts none of them).
         let candidates = (Array(_inserted.values) + _updated.values.filter { $0.hasChanges })
-            .filter { !$0._flags.contains(.deleted) }
-            .sorted { $0._objectID._creationOrder < $1._objectID._creationOrder }
+            .filter { !$0._flags.contains(.deleted) && !constraints(of: $0._entity).isEmpty }
+            ._inCreationOrder()
         for object in candidates {
-            let entityKey = ObjectIdentifier(object._entity)
-            let constraints =
-                constraintsOf[entityKey]
-                ?? {
-                    let found = Self._uniquenessConstraints(of: object._entity)
-                    constraintsOf[entityKey] = found
-                    return found
-                }()
-            guard !constraints.isEmpty else { continue }
+            let constraints = constraints(of: object._entity)
             let changed = object._flags.contains(.inserted) ? nil : Set(object.changedValues().keys)
             for constraint in constraints {
                 if let changed, !constraint.names.contains(where: changed.contains) { continue }
