@@ -219,6 +219,19 @@ import Testing
         }
     }
 
+    @Test func settingAnUnknownKeyStopsNamingTheKey() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let context = CompanyModel.context()
+            context.performAndWait {
+                let company = Company(context: context)
+                company.setValue("x", forKey: "nonexistent")
+            }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("setValue:forUndefinedKey:"))
+        #expect(message.contains("not key value coding-compliant for the key \"nonexistent\""))
+    }
+
     @Test func wrongValueTypeStops() async {
         await #expect(processExitsWith: .failure) {
             let context = CompanyModel.context()

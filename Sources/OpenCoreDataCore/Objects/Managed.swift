@@ -315,12 +315,14 @@ extension NSManagedObject {
 
     /// Sets a `@Managed` property from its stored form; `type` is the property's declared type, for messages.
     public func _setManagedStorageValue(_ value: _ManagedStorageValue, of type: Any.Type, forKey key: String) {
-        if _slotIfAny(named: key) == nil, let slot = _primitiveAccessorSlot(key) {
+        guard let slot = _slotIfAny(named: key) else {
+            guard let slot = _primitiveAccessorSlot(key) else {
+                preconditionFailure(_unknownKeyMessage(key, "setValue:forUndefinedKey:"))
+            }
             _setPrimitiveValueThroughKeyValueCoding(
                 _publicValue(value.stored, slot: slot), forKey: _layout.slots[slot].name)
             return
         }
-        let slot = _slot(forKey: key, "setValue:forUndefinedKey:")
         let stored = value.stored
         switch _layout.kinds[slot] {
         case .attribute(let attributeType), .derived(let attributeType):

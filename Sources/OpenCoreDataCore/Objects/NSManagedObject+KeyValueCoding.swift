@@ -49,11 +49,13 @@ extension NSManagedObject {
     }
 
     func _setValueThroughKeyValueCoding(_ value: Any?, forKey key: String) {
-        if _slotIfAny(named: key) == nil, let slot = _primitiveAccessorSlot(key) {
+        guard let slot = _slotIfAny(named: key) else {
+            guard let slot = _primitiveAccessorSlot(key) else {
+                preconditionFailure(_unknownKeyMessage(key, "setValue:forUndefinedKey:"))
+            }
             _setPrimitiveValueThroughKeyValueCoding(value, forKey: _layout.slots[slot].name)
             return
         }
-        let slot = _slot(forKey: key, "setValue:forUndefinedKey:")
         switch _layout.kinds[slot] {
         case .attribute(let type), .derived(let type):
             guard let stored = StoredValue.attributeValue(value, type: type) else {
