@@ -1,0 +1,119 @@
+import OpenCoreDataShim
+import Testing
+
+/// A fetch returns its objects as the request's result type: the entity's own class, a superclass of the objects'
+/// classes, `NSManagedObject`, or the `NSFetchRequestResult` existential — each an array the caller may go on to
+/// change.
+@Suite struct FetchResultTypingTests {
+    private static func model() -> NSManagedObjectModel {
+        let animal = NSEntityDescription()
+        animal.name = "Animal"
+        animal.managedObjectClassName = String(reflecting: TypedAnimal.self)
+        let dog = NSEntityDescription()
+        dog.name = "Dog"
+        dog.managedObjectClassName = String(reflecting: TypedDog.self)
+        animal.subentities = [dog]
+        animal.properties = [CompanyModel.attribute("name", .stringAttributeType)]
+        let model = NSManagedObjectModel()
+        model.entities = [animal, dog]
+        return model
+    }
+
+    /// A context holding two animals, one of them a dog.
+    private static func filledContext() throws -> NSManagedObjectContext {
+        let context = CompanyModel.context(model: model())
+        try context.performAndWait {
+            let cat = TypedAnimal(context: context)
+            cat.name = "Tom"
+            let dog = TypedDog(context: context)
+            dog.name = "Rex"
+            try context.save()
+        }
+        return context
+    }
+
+    @Test func objectsOfTheRequestedClassComeAsThatClass() throws {
+        let context = try Self.filledContext()
+        try context.performAndWait {
+            var dogs = try context.fetch(NSFetchRequest<TypedDog>(entityName: "Dog"))
+            #expect(dogs.map(\.name) == ["Rex"])
+            dogs.append(TypedDog(context: context))
+            #expect(dogs.count == 2)
+            #expect(dogs.allSatisfy { type(of: $0) == TypedDog.self })
+        }
+    }
+
+    @Test func objectsOfSubclassesComeAsTheRequestedSuperclass() throws {
+        let context = try Self.filledContext()
+        try context.performAndWait {
+            let request = NSFetchRequest<TypedAnimal>(entityName: "Animal")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            var animals = try context.fetch(request)
+            #expect(animals.map(\.name) == ["Rex", "Tom"])
+            #expect(animals.map { $0 is TypedDog } == [true, false])
+            animals.append(TypedAnimal(context: context))
+            #expect(animals.count == 3)
+        }
+    }
+
+    @Test func objectsComeAsManagedObjects() throws {
+        let context = try Self.filledContext()
+        try context.performAndWait {
+            var objects = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Animal"))
+            #expect(objects.count == 2)
+            objects.append(NSEntityDescription.insertNewObject(forEntityName: "Dog", into: context))
+            #expect(Set(objects.map { $0.entity.name ?? "" }) == ["Animal", "Dog"])
+        }
+    }
+
+    @Test func objectsComeAsFetchRequestResults() throws {
+        let context = try Self.filledContext()
+        try context.performAndWait {
+            let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Animal")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            var results = try context.fetch(request)
+            #expect(results.compactMap { ($0 as? TypedAnimal)?.name } == ["Rex", "Tom"])
+            let dog = try #require(results.first as? TypedDog)
+            results.append(dog.objectID)
+            results.append(["name": "Rex"] as NSDictionary)
+            #expect(results.count == 4)
+            #expect(results[2] as? NSManagedObjectID == dog.objectID)
+            #expect((results[3] as? NSDictionary)?["name"] as? String == "Rex")
+        }
+    }
+
+    @Test func objectsOfAnotherClassThanRequestedStopTheFetch() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let context = try Self.filledContext()
+            try context.performAndWait {
+                _ = try context.fetch(NSFetchRequest<TypedDog>(entityName: "Animal"))
+            }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("not a TypedDog"))
+    }
+
+    @Test func noObjectsComeAsAnEmptyArrayOfEachType() throws {
+        let context = try Self.filledContext()
+        try context.performAndWait {
+            func none<T>(_ type: T.Type) throws -> [T] {
+                let request = NSFetchRequest<T>(entityName: "Animal")
+                request.predicate = NSPredicate(value: false)
+                return try context.fetch(request)
+            }
+            var results = try none(NSFetchRequestResult.self)
+            #expect(results.isEmpty)
+            results.append(["name": "Rex"] as NSDictionary)
+            results.append(try none(NSManagedObject.self).first ?? TypedDog(context: context))
+            #expect(results.count == 2)
+            #expect(try none(TypedAnimal.self).isEmpty)
+            #expect(try none(TypedDog.self).isEmpty)
+        }
+    }
+}
+
+class TypedAnimal: NSManagedObject {
+    @Managed var name: String?
+}
+
+final class TypedDog: TypedAnimal {}
