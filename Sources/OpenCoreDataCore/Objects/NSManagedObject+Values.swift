@@ -45,9 +45,10 @@ extension NSManagedObject {
     func _resolvedValue(at slot: Int) -> StoredValue {
         _fireFaultIfNeeded()
         // Through `_withContext`: a retain of the context (weakly referenced, so taking the runtime's slow path) on
-        // every property read would cost more than the read.
-        _withContext { context in
-            if !context._partialObjects.isEmpty { context._completePartialFault(self, for: slot) }
+        // every property read would cost more than the read. The check is kept apart from the completion, so that
+        // it is inlined into every read rather than called.
+        if _withContext({ !$0._partialObjects.isEmpty }) == true {
+            _withContext { $0._completePartialFault(self, for: slot) }
         }
         switch _values[slot] {
         case .objectID(let id):
@@ -144,8 +145,8 @@ extension NSManagedObject {
     @inline(__always)
     func _prepareToChange() {
         _fireFaultIfNeeded()
-        _withContext { context in
-            if !context._partialObjects.isEmpty { context._completePartialFault(self) }
+        if _withContext({ !$0._partialObjects.isEmpty }) == true {
+            _withContext { $0._completePartialFault(self) }
         }
         if _flags.contains(.deletedAndSaved) {
             preconditionFailure(
