@@ -63,7 +63,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Every reference made is kept with the store, so that none of their addresses is reused while it lives.
     private let _objectIDReferenceCache = LockedState<(last: ObjectIDStoreReference?, made: [ObjectIDStoreReference])>(
         (nil, []))
-    /// The address of the reference last made (0 before the first), for `_madeObjectIDReference(_:)`.
+    /// The address of the reference last made (0 before the first), for `_isCurrentObjectIDReference(_:)`.
     private let _objectIDReferenceAddress = Atomic<UInt>(0)
 
     /// The reference the store's object IDs hold, as last made; `nil` before the first.
@@ -73,7 +73,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// away, so without a lock. An address compared is never another object's, as every reference made lives as
     /// long as the store; a stale read while a new one is made answers `false`, and the caller asks the slow way.
     @inline(__always)
-    func _madeObjectIDReference(_ reference: ObjectIDStoreReference) -> Bool {
+    func _isCurrentObjectIDReference(_ reference: ObjectIDStoreReference) -> Bool {
         _objectIDReferenceAddress.load(ordering: .relaxed) == UInt(bitPattern: ObjectIdentifier(reference))
     }
 

@@ -15,8 +15,8 @@ final class EntityLifetime: Sendable {
 /// counts in a side table for the rest of its life, and every retain and release of it takes the runtime's slow
 /// path (about ten times the instructions). Entities are retained and released by every managed object and object
 /// ID made for them, so the model's back references (a property's entity, a relationship's destination, a
-/// superentity) are these instead: the entity is held unretained (`Unmanaged`) beside its lifetime, which says
-/// whether it may be read.
+/// superentity, an index's entity) and the class registry's cached entities are these instead: the entity is held
+/// unretained (`Unmanaged`) beside its lifetime, which says whether it may be read.
 ///
 /// Like Apple's, whose model references are `unowned(unsafe)`, this does not make reading a reference safe against
 /// another thread releasing the last strong reference to the entity at the same moment.

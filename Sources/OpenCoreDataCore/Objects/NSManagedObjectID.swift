@@ -73,7 +73,7 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     @inline(__always)
     func _isInStore(_ store: NSPersistentStore) -> Bool {
         guard let reference = _storeReference else { return false }
-        return store._madeObjectIDReference(reference) || reference.store === store
+        return store._isCurrentObjectIDReference(reference) || reference.store === store
     }
 
     /// The entity of the object.
