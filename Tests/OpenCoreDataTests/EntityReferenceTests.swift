@@ -17,17 +17,9 @@ import Testing
         book.name = "Book"
         item.subentities = [book]
 
-        let title = NSAttributeDescription()
-        title.name = "title"
-        title.attributeType = .stringAttributeType
-        let items = NSRelationshipDescription()
-        items.name = "items"
-        items.destinationEntity = item
-        items.maxCount = 0
-        let place = NSRelationshipDescription()
-        place.name = "shelf"
-        place.destinationEntity = shelf
-        place.maxCount = 1
+        let title = CompanyModel.attribute("title", .stringAttributeType)
+        let items = ValidationTests.relationship("items", to: item, maxCount: 0)
+        let place = ValidationTests.relationship("shelf", to: shelf, maxCount: 1)
         items.inverseRelationship = place
         place.inverseRelationship = items
         shelf.properties = [items]
@@ -64,10 +56,8 @@ import Testing
     }
 
     @Test func backReferencesReadNilOnceTheEntityHasGone() {
-        let title = NSAttributeDescription()
-        title.name = "title"
-        let items = NSRelationshipDescription()
-        items.name = "items"
+        let title = CompanyModel.attribute("title", .stringAttributeType)
+        let items: NSRelationshipDescription
         let index: NSFetchIndexDescription
         let book = NSEntityDescription()
         book.name = "Book"
@@ -76,7 +66,7 @@ import Testing
             item.name = "Item"
             item.subentities = [book]
             item.properties = [title]
-            items.destinationEntity = item
+            items = ValidationTests.relationship("items", to: item, maxCount: 0)
             let byTitle = NSFetchIndexElementDescription(property: title, collationType: .binary)
             index = NSFetchIndexDescription(name: "byTitle", elements: [byTitle])
             item.indexes = [index]

@@ -7,9 +7,7 @@ import Testing
 /// and after the store's identifier changes belong to it, IDs of another store do not.
 @Suite struct ObjectIDStoreMembershipTests {
     private static func model() -> NSManagedObjectModel {
-        let name = NSAttributeDescription()
-        name.name = "name"
-        name.attributeType = .stringAttributeType
+        let name = CompanyModel.attribute("name", .stringAttributeType)
         let note = NSEntityDescription()
         note.name = "Note"
         note.properties = [name]
