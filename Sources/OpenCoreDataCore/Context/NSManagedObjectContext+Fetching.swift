@@ -233,14 +233,14 @@ extension NSManagedObjectContext {
             if !slots.isEmpty { _partialObjects[ObjectIdentifier(object)] = slots }
         }
         // The class of the last entity seen: rows come mostly of one entity, and finding a class takes a lock.
-        var lastEntity: NSEntityDescription?
+        var lastEntity: ObjectIdentifier?
         var lastClass: NSManagedObject.Type = NSManagedObject.self
-        for row in rows {
-            if let registered = _registry[row.objectID]?.takeUnretainedValue() {
-                if registered._values.isEmpty, loadsValues, !row.values.isEmpty {
-                    registered._values = row.values
-                    registered._committed = row.values
-                    registered._version = row.version
+        func register(_ pointer: UnsafePointer<StoreRow>) {
+            if let registered = _registry[pointer.pointee.objectID]?.takeUnretainedValue() {
+                if registered._values.isEmpty, loadsValues, !pointer.pointee.values.isEmpty {
+                    registered._values = pointer.pointee.values
+                    registered._committed = pointer.pointee.values
+                    registered._version = pointer.pointee.version
                     registered._applyTransientDefaults()
                     markPartial(registered)
                     if !asFaults {
@@ -249,28 +249,31 @@ extension NSManagedObjectContext {
                     }
                 } else if partialNames != nil {
                     // A partial row never replaces values the object has (a full snapshot, or its changes).
-                } else if !_partialObjects.isEmpty, !registered.hasChanges, !row.values.isEmpty,
+                } else if !_partialObjects.isEmpty, !registered.hasChanges, !pointer.pointee.values.isEmpty,
                     _partialObjects.removeValue(forKey: ObjectIdentifier(registered)) != nil
                 {
                     // A partial fault fetched whole: it has all its values now.
-                    registered._values = row.values
-                    registered._committed = row.values
-                    registered._version = row.version
-                } else if request.shouldRefreshRefetchedObjects, !registered.hasChanges, !row.values.isEmpty {
-                    registered._values = row.values
-                    registered._committed = row.values
-                    registered._version = row.version
+                    registered._values = pointer.pointee.values
+                    registered._committed = pointer.pointee.values
+                    registered._version = pointer.pointee.version
+                } else if request.shouldRefreshRefetchedObjects, !registered.hasChanges, !pointer.pointee.values.isEmpty
+                {
+                    registered._values = pointer.pointee.values
+                    registered._committed = pointer.pointee.values
+                    registered._version = pointer.pointee.version
                     registered.awakeFromSnapshotEvents(.refresh)
                 }
                 objects.append(registered)
-                continue
+                return
             }
-            if row.objectID._entity !== lastEntity {
-                lastEntity = row.objectID._entity
-                lastClass = ManagedObjectClassRegistry.objectClass(for: row.objectID._entity)
+            unowned(unsafe) let entity = pointer.pointee.objectID._entity
+            if ObjectIdentifier(entity) != lastEntity {
+                lastEntity = ObjectIdentifier(entity)
+                lastClass = ManagedObjectClassRegistry.objectClass(for: entity)
             }
             let object = _materialize(
-                row.objectID, row: loadsValues && !row.values.isEmpty ? row : nil, objectClass: lastClass)
+                pointer.pointee.objectID, row: loadsValues && !pointer.pointee.values.isEmpty ? pointer : nil,
+                objectClass: lastClass)
             if !object._values.isEmpty { markPartial(object) }
             if object._values.isEmpty {
                 object._flags.insert(.fault)
@@ -281,6 +284,13 @@ extension NSManagedObjectContext {
                 object.awakeFromFetch()
             }
             objects.append(object)
+        }
+        // The rows are read in place: a copy of each would retain and release its ID and values.
+        rows.withUnsafeBufferPointer { rows in
+            guard let first = rows.baseAddress else { return }
+            for pointer in first..<first + rows.count {
+                register(pointer)
+            }
         }
         return objects
     }

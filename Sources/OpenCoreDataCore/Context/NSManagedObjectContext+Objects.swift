@@ -100,7 +100,8 @@ extension NSManagedObjectContext {
         guard !object._values.isEmpty || object._committed != nil else { return }
         object._values = []
         object._committed = nil
-        _rowWentAway(object._objectID)
+        unowned(unsafe) let objectID = object._objectID
+        _rowWentAway(objectID)
     }
 
     /// Disconnects every registered object from the context as it goes away, without retaining any (see
@@ -216,7 +217,7 @@ extension NSManagedObjectContext {
         guard !objectID.isTemporaryID, let row = try _parentStore?._row(for: objectID, for: self) else {
             throw _missingObjectError(objectID)
         }
-        let object = _materialize(objectID, row: row)
+        let object = withUnsafePointer(to: row) { _materialize(objectID, row: $0) }
         object.awakeFromFetch()
         return object
     }
@@ -228,9 +229,9 @@ extension NSManagedObjectContext {
             userInfo: [NSAffectedObjectsErrorKey: [objectID]])
     }
 
-    /// A new registered object for a stored object: a fault, or filled with `row`.
+    /// A new registered object for a stored object: a fault, or filled with `row` (only read during the call).
     func _materialize(
-        _ objectID: NSManagedObjectID, row: StoreRow?, objectClass: NSManagedObject.Type? = nil
+        _ objectID: NSManagedObjectID, row: UnsafePointer<StoreRow>?, objectClass: NSManagedObject.Type? = nil
     ) -> NSManagedObject {
         let objectClass =
             _isBatchExecutor
@@ -305,21 +306,26 @@ extension NSManagedObjectContext {
         let rows = try parent._destinationRows(of: relationship, from: object._objectID, for: self)
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
-        var lastEntity: NSEntityDescription?
+        var lastEntity: ObjectIdentifier?
         var lastClass: NSManagedObject.Type = NSManagedObject.self
-        for row in rows {
-            if let registered = _registry[row.objectID] {
-                objects.append(registered.takeUnretainedValue())
-                continue
+        // The rows are read in place: a copy of each would retain and release its ID and values.
+        rows.withUnsafeBufferPointer { rows in
+            guard let first = rows.baseAddress else { return }
+            for row in first..<first + rows.count {
+                if let registered = _registry[row.pointee.objectID] {
+                    objects.append(registered.takeUnretainedValue())
+                    continue
+                }
+                unowned(unsafe) let entity = row.pointee.objectID._entity
+                if ObjectIdentifier(entity) != lastEntity {
+                    lastEntity = ObjectIdentifier(entity)
+                    lastClass = ManagedObjectClassRegistry.objectClass(for: entity)
+                }
+                let destination = _materialize(
+                    row.pointee.objectID, row: row.pointee.values.isEmpty ? nil : row, objectClass: lastClass)
+                destination._flags.insert(.fault)
+                objects.append(destination)
             }
-            if row.objectID._entity !== lastEntity {
-                lastEntity = row.objectID._entity
-                lastClass = ManagedObjectClassRegistry.objectClass(for: row.objectID._entity)
-            }
-            let destination = _materialize(
-                row.objectID, row: row.values.isEmpty ? nil : row, objectClass: lastClass)
-            destination._flags.insert(.fault)
-            objects.append(destination)
         }
         return objects
     }

@@ -448,11 +448,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// the cache is full, rather than this thread wait (it may be in an object's `deinit`).
     func _objectWentAway(_ objectID: NSManagedObjectID) {
         guard _lock.try() else { return }
-        let caches = _rowCaches
-        _lock.unlock()
-        // Borrowed from the array, which holds them for the loop: stores are weakly referenced (by their objects'
-        // IDs), so a retain of one takes the runtime's slow path, twice per store for every object that goes away.
-        caches.withUnsafeBufferPointer { entries in
+        // The list read in place, under the lock (a copy to read after unlocking was an atomic retain and release
+        // for every object that goes away; only try-locks are taken while it is held). The stores are borrowed from
+        // it too: they are weakly referenced (by their objects' IDs), so a retain of one takes the runtime's slow
+        // path.
+        defer { _lock.unlock() }
+        _rowCaches.withUnsafeBufferPointer { entries in
             for index in entries.indices {
                 Unmanaged.passUnretained(entries[index].store)._withUnsafeGuaranteedRef { store in
                     guard objectID._isInStore(store), store._storeLock.try() else { return }

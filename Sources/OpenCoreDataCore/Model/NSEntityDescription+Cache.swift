@@ -43,6 +43,8 @@ package final class EntityCache: @unchecked Sendable {
     /// The transient attributes with default values, and those values: a stored object loaded from its store
     /// starts with them, as its persistent attributes start with the stored values.
     let transientDefaults: [(slot: Int, value: StoredValue)]
+    /// Whether `transientDefaults` has any: asked for every object loaded, without retaining the array.
+    let hasTransientDefaults: Bool
     /// The hash of the entity's name, which object IDs mix into theirs (IDs of equal names are equal).
     let nameHash: Int
 
@@ -127,5 +129,6 @@ package final class EntityCache: @unchecked Sendable {
             else { return nil }
             return (index, value)
         }
+        hasTransientDefaults = !transientDefaults.isEmpty
     }
 }

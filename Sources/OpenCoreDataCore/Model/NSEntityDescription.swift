@@ -13,9 +13,15 @@ final class EntityCacheSlot: Sendable {
     /// The cache, if one has been stored.
     @inline(__always)
     func load() -> EntityCache? {
+        loadUnretained()?.takeUnretainedValue()
+    }
+
+    /// The cache, if one has been stored, without a retain: the slot keeps it.
+    @inline(__always)
+    func loadUnretained() -> Unmanaged<EntityCache>? {
         let current = bits.load(ordering: .acquiring)
         guard current != 0 else { return nil }
-        return Unmanaged<EntityCache>.fromOpaque(UnsafeRawPointer(bitPattern: current)!).takeUnretainedValue()
+        return Unmanaged<EntityCache>.fromOpaque(UnsafeRawPointer(bitPattern: current)!)
     }
 
     /// Stores `cache` if none is stored yet; returns the one stored (another thread's, if it was first).
@@ -335,6 +341,16 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         let slot = _cacheSlot
         if let cache = slot.load() { return cache }
         return slot.storeIfNil(EntityCache(entity: self))
+    }
+
+    /// `_caches` without retaining it (or its slot), for the reads made for every object loaded: the entity keeps
+    /// its cache while it is in use (a model in use cannot be edited), and a retain and release are atomic
+    /// operations, which cost more than the read itself.
+    @inline(__always)
+    var _cachesUnretained: Unmanaged<EntityCache> {
+        unowned(unsafe) let slot = _cacheSlot
+        if let cache = slot.loadUnretained() { return cache }
+        return Unmanaged.passUnretained(_caches)
     }
 
     /// Names a property may not take, because `NSManagedObject` or `NSObject` already answers to them; a property

@@ -34,7 +34,7 @@ public struct _ManagedStorageValue {
 /// Types that `@Managed` properties may have, converted straight to and from the object's storage. Public only
 /// so that `@Managed` accessors can use it; not part of the API.
 public protocol _ManagedPropertyValue {
-    static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Self
+    static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Self
     var _managedStorage: _ManagedStorageValue { get }
 }
 
@@ -69,40 +69,40 @@ extension _ManagedStorageValue {
 }
 
 extension Int: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Int {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Int {
         Int(truncatingIfNeeded: value.integer)
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .int(Int64(self))) }
 }
 
 extension Int16: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Int16 {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Int16 {
         Int16(truncatingIfNeeded: value.integer)
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .int(Int64(self))) }
 }
 
 extension Int32: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Int32 {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Int32 {
         Int32(truncatingIfNeeded: value.integer)
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .int(Int64(self))) }
 }
 
 extension Int64: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Int64 { value.integer }
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Int64 { value.integer }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .int(self)) }
 }
 
 extension Double: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Double {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Double {
         value.floatingPoint
     }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .double(self)) }
 }
 
 extension Float: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Float {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Float {
         if case .float(let float) = value.stored { return float }
         return Float(value.floatingPoint)
     }
@@ -110,7 +110,7 @@ extension Float: _ManagedPropertyValue {
 }
 
 extension Bool: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Bool {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Bool {
         if case .bool(let bool) = value.stored { return bool }
         return value.integer != 0
     }
@@ -118,7 +118,7 @@ extension Bool: _ManagedPropertyValue {
 }
 
 extension String: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> String {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> String {
         if case .string(let string) = value.stored { return string }
         return missingValue(key, value, placeholder: "")
     }
@@ -126,7 +126,7 @@ extension String: _ManagedPropertyValue {
 }
 
 extension Date: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Date {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Date {
         if case .date(let date) = value.stored { return date }
         return missingValue(key, value, placeholder: Date(timeIntervalSinceReferenceDate: 0))
     }
@@ -134,7 +134,7 @@ extension Date: _ManagedPropertyValue {
 }
 
 extension Data: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Data {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Data {
         if case .data(let data) = value.stored { return data }
         return missingValue(key, value, placeholder: Data())
     }
@@ -142,7 +142,7 @@ extension Data: _ManagedPropertyValue {
 }
 
 extension UUID: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> UUID {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> UUID {
         if case .uuid(let uuid) = value.stored { return uuid }
         return missingValue(key, value, placeholder: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
     }
@@ -150,7 +150,7 @@ extension UUID: _ManagedPropertyValue {
 }
 
 extension URL: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> URL {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> URL {
         if case .url(let url) = value.stored { return url }
         return missingValue(key, value, placeholder: URL(fileURLWithPath: "/"))
     }
@@ -158,7 +158,7 @@ extension URL: _ManagedPropertyValue {
 }
 
 extension Decimal: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Decimal {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Decimal {
         if case .boxed(let box) = value.stored, let decimal = box.value as? Decimal { return decimal }
         if case .null = value.stored { return missingValue(key, value, placeholder: 0) }
         return PredicateNumber.decimal(value.floatingPoint)
@@ -167,7 +167,7 @@ extension Decimal: _ManagedPropertyValue {
 }
 
 extension NSDecimalNumber: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Self {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Self {
         if case .boxed(let box) = value.stored, let decimal = box.value as? Decimal {
             return NSDecimalNumber(decimal: decimal) as! Self
         }
@@ -177,7 +177,7 @@ extension NSDecimalNumber: _ManagedPropertyValue {
 }
 
 extension Optional: _ManagedPropertyValue where Wrapped: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Wrapped? {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Wrapped? {
         if case .null = value.stored { return nil }
         return Wrapped._fromManagedStorage(value, key: key)
     }
@@ -190,7 +190,7 @@ extension Optional: _ManagedPropertyValue where Wrapped: _ManagedPropertyValue {
 }
 
 extension NSManagedObject: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Self {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Self {
         if case .object(let object) = value.stored, let typed = object as? Self { return typed }
         if value._isKeyPathPlaceholder { return ManagedKeyPath.destinationProbe(of: self) as! Self }
         return missingValue(key, value, placeholder: nil)
@@ -201,7 +201,7 @@ extension NSManagedObject: _ManagedPropertyValue {
 extension Set: _ManagedPropertyValue where Element: NSManagedObject {
     /// Inlinable, so that the set is built by code specialized for `Element` in the module that declares it.
     @inlinable
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Set<Element> {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Set<Element> {
         let objects = value._toManyObjects
         var set = Set<Element>(minimumCapacity: objects.count)
         for object in objects {
@@ -216,7 +216,7 @@ extension Set: _ManagedPropertyValue where Element: NSManagedObject {
 }
 
 extension NSSet: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Self {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Self {
         guard case .toMany(let contents) = value.stored else { return NSSet(array: []) as! Self }
         return NSSet(array: contents.objects) as! Self
     }
@@ -226,7 +226,7 @@ extension NSSet: _ManagedPropertyValue {
 }
 
 extension NSOrderedSet: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: _ManagedStorageValue, key: String) -> Self {
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Self {
         guard case .toMany(let contents) = value.stored else { return NSOrderedSet(array: []) as! Self }
         return NSOrderedSet(array: contents.objects) as! Self
     }

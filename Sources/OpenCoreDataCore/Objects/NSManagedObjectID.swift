@@ -47,7 +47,8 @@ public final class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
             _hashValue = Int(truncatingIfNeeded: number) ^ Int(bitPattern: 0x9E37_79B9_7F4A_7C15)
         // Every entity hierarchy numbers its rows from 1: the entity's name tells their keys apart, or the IDs of
         // a model of many entities would all share a few hash values.
-        case .primaryKey(let key): _hashValue = Int(truncatingIfNeeded: key) ^ entity._caches.nameHash
+        case .primaryKey(let key):
+            _hashValue = Int(truncatingIfNeeded: key) ^ entity._cachesUnretained._withUnsafeGuaranteedRef(\.nameHash)
         case .object(let reference): _hashValue = reference.hashValue
         }
         super.init()

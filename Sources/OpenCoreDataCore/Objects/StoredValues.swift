@@ -125,7 +125,8 @@ package struct StoredValues: RandomAccessCollection, MutableCollection, Expressi
 
 /// Write access to the values of a `StoredValues` being made (see `init(count:filledWith:_:)`).
 package struct StoredValueSlots {
-    fileprivate let storage: StoredValueStorage
+    /// Unretained: the slots exist only during the call that fills a new storage, which its maker holds.
+    fileprivate unowned(unsafe) let storage: StoredValueStorage
 
     package var count: Int { storage.count }
 

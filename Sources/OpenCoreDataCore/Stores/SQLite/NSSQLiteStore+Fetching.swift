@@ -8,9 +8,9 @@ struct SQLiteSnapshot {
     let version: Int64
     let time: TimeInterval
 
-    init(_ row: StoreRow, time: TimeInterval) {
-        values = row.values
-        version = row.version
+    init(values: StoredValues, version: Int64, time: TimeInterval) {
+        self.values = values
+        self.version = version
         self.time = time
     }
 
@@ -167,13 +167,18 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         offset: Int32 = 0, destinations: inout SQLiteDestinationIDCache
     ) throws -> StoreRow {
         let key = statement.int64(offset)
-        let entity = try _rowEntity(statement.int64(offset + 1), key: key, table: table.name, mapping: mapping)
+        let number = statement.int64(offset + 1)
+        // The row's entity, unretained (the mapping holds it): found by number, and checked to be stored in `table`.
+        let found = mapping.unretainedEntity(number: number)
+        unowned(unsafe) let entity =
+            try found.flatMap { $0._withUnsafeGuaranteedRef { $0.table === table } ? $0 : nil }?.takeUnretainedValue()
+            ?? _rowEntity(number, key: key, table: table.name, mapping: mapping)
         let version = statement.int64(offset + 2)
         let objectID = destinations.rowID(entity: entity.entity, key: key, store: self)
         guard values else { return StoreRow(objectID: objectID, values: [], version: version) }
-        let count = entity.slots.count
-        let row = StoredValues(count: count) { buffer in
-            for step in entity.readSteps {
+        let plan = entity.decodePlan
+        let row = StoredValues(count: plan.slots) { buffer in
+            for step in plan.readSteps {
                 let column = step.column + offset
                 // Text and blobs say NULL by a null pointer; the other kinds ask the column's storage class.
                 switch step.kind {
@@ -230,7 +235,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                     break
                 }
             }
-            for slot in entity.toManySlots { buffer[slot] = .toManyFault }
+            for slot in plan.toManySlots { buffer[slot] = .toManyFault }
         }
         return StoreRow(objectID: objectID, values: row, version: version)
     }
@@ -334,8 +339,12 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         if _snapshots.count + rows.count > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
         if rows.count > 64 { _snapshots.reserveCapacity(_snapshots.count + rows.count) }
         let now = ProcessInfo.processInfo.systemUptime
-        for row in rows where !row.values.isEmpty {
-            _snapshots[row.objectID] = SQLiteSnapshot(row, time: now)
+        // Read in place: a copy of each row would retain and release its ID and values once more.
+        rows.withUnsafeBufferPointer { rows in
+            for index in rows.indices where !rows[index].values.isEmpty {
+                _snapshots[rows[index].objectID] = SQLiteSnapshot(
+                    values: rows[index].values, version: rows[index].version, time: now)
+            }
         }
         return rows
     }

@@ -52,6 +52,10 @@ final class SQLiteEntityMapping {
     private var _readPlan: [(slot: Int, column: Int32)] = []
     private var _readSteps: [SQLiteReadStep] = []
     private var _toManySlots: [Int] = []
+    /// `readSteps` and `toManySlots` again, in memory the mapping owns (see `decodePlan`).
+    private var _readStepBuffer = UnsafeMutableBufferPointer<SQLiteReadStep>(start: nil, count: 0)
+    private var _toManySlotBuffer = UnsafeMutableBufferPointer<Int>(start: nil, count: 0)
+    private var _slotCount = 0
     private let isLaidOut = Atomic<Bool>(false)
     private let layoutLock = NSLock()
     /// The mapping that lays the entity out (and holds it).
@@ -84,6 +88,17 @@ final class SQLiteEntityMapping {
         return _toManySlots
     }
 
+    /// What decoding a row of this entity reads — its read steps, its to-many slots and its number of slots — as
+    /// buffers rather than arrays: a row read copied the arrays, and each copy is an atomic retain and release.
+    /// Valid while the mapping lives.
+    var decodePlan: (readSteps: UnsafeBufferPointer<SQLiteReadStep>, toManySlots: UnsafeBufferPointer<Int>, slots: Int)
+    {
+        @inline(__always) get {
+            layOutIfNeeded()
+            return (UnsafeBufferPointer(_readStepBuffer), UnsafeBufferPointer(_toManySlotBuffer), _slotCount)
+        }
+    }
+
     @inline(__always)
     private func layOutIfNeeded() {
         if !isLaidOut.load(ordering: .acquiring) { layOut() }
@@ -104,6 +119,11 @@ final class SQLiteEntityMapping {
         _readPlan = readPlan
         _readSteps = readPlan.map { SQLiteReadStep(slot: $0.slot, column: $0.column, storage: slots[$0.slot]) }
         _toManySlots = toManySlots
+        _slotCount = slots.count
+        _readStepBuffer = .allocate(capacity: _readSteps.count)
+        _ = _readStepBuffer.initialize(from: _readSteps)
+        _toManySlotBuffer = .allocate(capacity: toManySlots.count)
+        _ = _toManySlotBuffer.initialize(from: toManySlots)
     }
 
     init(entity: NSEntityDescription, number: Int64, superNumber: Int64, table: SQLiteTable) {
@@ -112,6 +132,11 @@ final class SQLiteEntityMapping {
         self.number = number
         self.superNumber = superNumber
         self.table = table
+    }
+
+    deinit {
+        _readStepBuffer.deallocate()
+        _toManySlotBuffer.deallocate()
     }
 }
 

@@ -403,4 +403,13 @@ final class SQLiteModelMapping {
         guard number >= 0, number < byNumber.count else { return nil }
         return byNumber[Int(number)]
     }
+
+    /// `entity(number:)` without a retain, for the entity number of every row read: the mapping holds its entities.
+    @inline(__always)
+    func unretainedEntity(number: Int64) -> Unmanaged<SQLiteEntityMapping>? {
+        guard number >= 0, number < byNumber.count else { return nil }
+        return byNumber.withUnsafeBufferPointer { byNumber in
+            byNumber[Int(number)].map { Unmanaged.passUnretained($0) }
+        }
+    }
 }
