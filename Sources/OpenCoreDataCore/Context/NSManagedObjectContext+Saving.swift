@@ -59,25 +59,25 @@ extension NSManagedObjectContext {
         while !_pendingDeletes.isEmpty {
             let batch = _pendingDeletes
             _pendingDeletes = []
-            for (index, object) in batch.enumerated() where object._flags.contains(.pendingDeletePropagation) {
+            var index = 0
+            batch._forEachUnretained { object in
+                defer { index += 1 }
+                guard object._flags.contains(.pendingDeletePropagation) else { return }
                 if index % Self._prefetchChunk == 0 {
                     _prefetchRelationshipsForDeletion(of: batch[index..<min(index + Self._prefetchChunk, batch.count)])
                 }
                 object._flags.remove(.pendingDeletePropagation)
                 object.prepareForDeletion()
-                for slot in object._layout.relationshipSlots {
-                    guard let relationship = object._layout.slots[slot].property as? NSRelationshipDescription else {
-                        continue
-                    }
-                    let key = relationship._name
-                    switch relationship._deleteRule {
+                unowned(unsafe) let layout = object._layout
+                for relationship in layout.relationships {
+                    switch relationship.deleteRule {
                     case .cascadeDeleteRule:
-                        for destination in _destinations(of: object, slot: slot) where !destination.isDeleted {
-                            delete(destination)
+                        _destinations(of: object, slot: relationship.slot)._forEachUnretained { destination in
+                            if !destination.isDeleted { delete(destination) }
                         }
-                        _detachInverses(of: object, slot: slot, key: key)
+                        _detachInverses(of: object, slot: relationship.slot)
                     case .nullifyDeleteRule:
-                        _detachInverses(of: object, slot: slot, key: key)
+                        _detachInverses(of: object, slot: relationship.slot)
                     case .denyDeleteRule, .noActionDeleteRule:
                         break
                     }
@@ -120,9 +120,9 @@ extension NSManagedObjectContext {
 
     /// The destinations of a deleted object forget it (their side of the relationship is nullified). The
     /// deleted object keeps its own values until the deletion is saved, so that undo can restore everything.
-    func _detachInverses(of object: NSManagedObject, slot: Int, key: String) {
-        for destination in _destinations(of: object, slot: slot) {
-            guard let inverseSlot = object._inverseSlot(of: slot, in: destination) else { continue }
+    func _detachInverses(of object: NSManagedObject, slot: Int) {
+        _destinations(of: object, slot: slot)._forEachUnretained { destination in
+            guard let inverseSlot = object._inverseSlot(of: slot, in: destination) else { return }
             destination._primitiveDetach(object, inverseSlot: inverseSlot)
             if _registersUndo {
                 let sourceSlot = slot
@@ -368,12 +368,12 @@ extension NSManagedObjectContext {
             object._committed = _storeValues(of: object)
             if let version = result.versions[object._objectID] { object._version = version }
         }
-        for object in inserted {
+        inserted._forEachUnretained { object in
             commitValues(of: object)
             savedInserted.add(object)
             if _parentContext != nil, object._objectID.isTemporaryID { _awaitingPermanentIDs.append(object._objectID) }
         }
-        for object in updated {
+        updated._forEachUnretained { object in
             commitValues(of: object)
             savedUpdated.add(object)
         }
@@ -382,7 +382,7 @@ extension NSManagedObjectContext {
             object._flags.remove(.updated)
             object._changed.removeAll()
         }
-        for object in deleted {
+        deleted._forEachUnretained { object in
             object._flags.remove(.deleted)
             object._flags.insert(.deletedAndSaved)
             _unregister(object)
@@ -391,9 +391,9 @@ extension NSManagedObjectContext {
         _inserted = [:]
         _updated = [:]
         _deleted = [:]
-        for object in inserted { object.didSave() }
-        for object in updated { object.didSave() }
-        for object in deleted {
+        inserted._forEachUnretained { $0.didSave() }
+        updated._forEachUnretained { $0.didSave() }
+        deleted._forEachUnretained { object in
             object.willTurnIntoFault()
             object.didSave()
         }
@@ -401,7 +401,7 @@ extension NSManagedObjectContext {
         // observers (fetched results controllers, monitors filtering by predicate) read them. Then they become
         // faults with no context.
         defer {
-            for object in deleted {
+            deleted._forEachUnretained { object in
                 object._values = []
                 object._committed = nil
                 object._context = nil

@@ -211,7 +211,9 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
                 guard let store = first._store else { throw noStore(first) }
                 // (Read in place: iterating the changes copied each one, retaining its references.)
                 let inOneStore = lists.allSatisfy { list in
-                    list.withUnsafeBufferPointer { list in list.allSatisfy { $0.objectID._isInStore(store) } }
+                    list.withUnsafeBufferPointer { list in
+                        list.indices.allSatisfy { list[$0].objectID._isInStore(store) }
+                    }
                 }
                 if inOneStore {
                     // A store that does not resolve conflicts itself has no writer but this coordinator: resolving

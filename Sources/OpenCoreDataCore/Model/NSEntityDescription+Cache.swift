@@ -37,6 +37,14 @@ package final class EntityCache: @unchecked Sendable {
     /// The slots saved to the store.
     let persistentSlots: [Int]
     let relationshipSlots: [Int]
+    /// A relationship's slot and its delete rule, read where objects are deleted.
+    struct RelationshipSlot {
+        let slot: Int
+        let deleteRule: NSDeleteRule
+    }
+    /// `relationshipSlots` with their delete rules, in memory the cache owns: the rules of every deleted object are
+    /// walked without retaining an array or a relationship's description (each retain and release is atomic).
+    let relationships: UnsafeBufferPointer<RelationshipSlot>
     /// The values a newly inserted object starts with: attribute defaults, and to-many relationships that load
     /// (as empty, for a new object) when first touched.
     let initialValues: StoredValues
@@ -130,5 +138,17 @@ package final class EntityCache: @unchecked Sendable {
             return (index, value)
         }
         hasTransientDefaults = !transientDefaults.isEmpty
+        let rules = relationshipSlots.compactMap { slot in
+            (slots[slot].property as? NSRelationshipDescription).map {
+                RelationshipSlot(slot: slot, deleteRule: $0._deleteRule)
+            }
+        }
+        let relationships = UnsafeMutableBufferPointer<RelationshipSlot>.allocate(capacity: rules.count)
+        _ = relationships.initialize(from: rules)
+        self.relationships = UnsafeBufferPointer(relationships)
+    }
+
+    deinit {
+        relationships.deallocate()
     }
 }

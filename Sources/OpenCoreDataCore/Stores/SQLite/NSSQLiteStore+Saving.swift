@@ -168,18 +168,19 @@ extension NSSQLiteStore {
         var start = 0
         while start < deletions.count {
             let table = deletions[start].entity.table
-            let first = changes.deleted[deletions[start].index]
+            // (The fields read, not the changes copied: a copy retains and releases each of their references.)
+            let forced = changes.deleted[deletions[start].index].forced
+            let expectedVersion = changes.deleted[deletions[start].index].expectedVersion
             var end = start + 1
             while end < deletions.count, deletions[end].entity.table === table {
-                let next = changes.deleted[deletions[end].index]
-                guard next.forced == first.forced, next.forced || next.expectedVersion == first.expectedVersion else {
-                    break
-                }
+                let next = deletions[end].index
+                guard changes.deleted[next].forced == forced,
+                    forced || changes.deleted[next].expectedVersion == expectedVersion
+                else { break }
                 end += 1
             }
             try _delete(
-                deletions[start..<end], from: table, checking: first.forced ? nil : first.expectedVersion,
-                connection: connection)
+                deletions[start..<end], from: table, checking: forced ? nil : expectedVersion, connection: connection)
             for column in mapping.joinColumns(holdingKeysOf: table) {
                 joinKeys["\(column.table).\(column.column)", default: (column, [])].keys
                     .append(contentsOf: deletions[start..<end].lazy.map(\.key))
@@ -221,8 +222,8 @@ extension NSSQLiteStore {
                 entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, plan: SQLiteUpdatePlan,
                 statement: SQLiteStatement
             )?
-        for (index, entity, key) in try _inKeyOrder(changes.updated, mapping: mapping) {
-            let change = changes.updated[index]
+        // (Each change is read in place, through the buffer: a copy of one retains and releases its references.)
+        func update(_ change: StoreSaveObject, entity: SQLiteEntityMapping, key: Int64) throws {
             let checked = !change.forced
             let plan: SQLiteUpdatePlan
             let statement: SQLiteStatement
@@ -247,10 +248,16 @@ extension NSSQLiteStore {
             if checked, connection.changes != 1 { throw SQLiteVersionMismatch() }
             result.versions[change.objectID] = version
         }
+        let updates = try _inKeyOrder(changes.updated, mapping: mapping)
+        try changes.updated.withUnsafeBufferPointer { updated in
+            for (index, entity, key) in updates { try update(updated[index], entity: entity, key: key) }
+        }
         // 4. To-many relationships: join rows and ordered positions.
         for (changes, inserted) in [(changes.inserted, true), (changes.updated, false)] {
-            for change in changes where !change.toMany.isEmpty {
-                try _writeToMany(change, isNew: inserted, connection: connection, mapping: mapping)
+            try changes.withUnsafeBufferPointer { changes in
+                for index in changes.indices where !changes[index].toMany.isEmpty {
+                    try _writeToMany(changes[index], isNew: inserted, connection: connection, mapping: mapping)
+                }
             }
         }
         // 5. Metadata.
@@ -353,7 +360,7 @@ extension NSSQLiteStore {
             }
         }
         _remember(rows)
-        for change in changes.deleted { _snapshots[change.objectID] = nil }
+        for index in changes.deleted.indices { _snapshots[changes.deleted[index].objectID] = nil }
         // Counts kept by triggers changed in SQLite, not in the saved values: forget the rows that hold them.
         guard !mapping.derivedCounts.isEmpty else { return }
         let touched = Set(

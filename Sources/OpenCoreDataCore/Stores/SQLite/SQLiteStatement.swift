@@ -148,20 +148,25 @@ final class SQLiteStatement {
 
     func bind(_ string: String, at index: Int32) {
         if _slowPath(trace != nil) { trace?.bound(.text(string), at: index) }
+        // A native string's bytes are read where they are; `withUTF8`, which needs a mutable copy, retained and
+        // released the string for every value bound.
+        if string.utf8.withContiguousStorageIfAvailable({ bindText($0, at: index) }) != nil { return }
         var string = string
-        string.withUTF8 { buffer in
-            // An empty buffer may have no base address; SQLite would bind NULL for a null pointer.
-            guard let base = buffer.baseAddress else {
-                sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
-                return
-            }
-            if let kept = buffered(UnsafeRawBufferPointer(buffer), for: index) {
-                // No destructor (`SQLITE_STATIC`): the bytes stay in the parameter's buffer.
-                sqlite3_bind_text(handle, index, kept.assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil)
-            } else {
-                let pointer = UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
-                sqlite3_bind_text(handle, index, pointer, Int32(buffer.count), sqliteTransient)
-            }
+        string.withUTF8 { bindText($0, at: index) }
+    }
+
+    private func bindText(_ buffer: UnsafeBufferPointer<UInt8>, at index: Int32) {
+        // An empty buffer may have no base address; SQLite would bind NULL for a null pointer.
+        guard let base = buffer.baseAddress else {
+            sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+            return
+        }
+        if let kept = buffered(UnsafeRawBufferPointer(buffer), for: index) {
+            // No destructor (`SQLITE_STATIC`): the bytes stay in the parameter's buffer.
+            sqlite3_bind_text(handle, index, kept.assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil)
+        } else {
+            let pointer = UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
+            sqlite3_bind_text(handle, index, pointer, Int32(buffer.count), sqliteTransient)
         }
     }
 
