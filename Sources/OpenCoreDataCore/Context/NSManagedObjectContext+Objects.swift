@@ -352,12 +352,15 @@ extension NSManagedObjectContext {
             return
         }
         if object._context === self { return }
-        precondition(
-            object._entity !== NSManagedObject._noEntity,
-            "insert(_:) of an object made with init(), which has no entity: make it with init(context:)")
-        precondition(
-            object._entity._model === _model || _model.entitiesByName[object._entity._name ?? ""] != nil,
-            "The entity '\(object._entity._name ?? "")' is not part of the context's model")
+        if object._entity !== _lastInsertedEntity {
+            precondition(
+                object._entity !== NSManagedObject._noEntity,
+                "insert(_:) of an object made with init(), which has no entity: make it with init(context:)")
+            precondition(
+                object._entity._model === _model || _model.entitiesByName[object._entity._name ?? ""] != nil,
+                "The entity '\(object._entity._name ?? "")' is not part of the context's model")
+            _lastInsertedEntity = object._entity
+        }
         object._context = self
         object._flags.insert(.inserted)
         _register(object)

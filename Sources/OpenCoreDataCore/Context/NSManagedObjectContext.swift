@@ -94,6 +94,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     var _transactionAuthor: String?
     var _mergePolicy: Any = NSMergePolicy.error
     @exclusivity(unchecked) var _retainsRegisteredObjects = false
+    /// The entity of the last object inserted, once checked to be of the context's model: inserting another of the
+    /// same entity skips the check, which reads the entity's (weakly referenced) model, a slow-path retain and
+    /// release for every object inserted. Held, so that another entity can never take its address.
+    @exclusivity(unchecked) var _lastInsertedEntity: NSEntityDescription?
     /// The class `init(context:)` found an entity for last, and that entity (see `_entity(for:)`). Kept only for a
     /// context on a coordinator, whose model never changes; cleared when the context's coordinator or parent is set.
     @exclusivity(unchecked) var _lastEntityClass: ObjectIdentifier?

@@ -72,7 +72,7 @@ struct SQLiteDestinationIDCache {
 /// `relationshipKeyPathsForPrefetching` — are loaded together, one query per batch or relationship.
 extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetching, PersistentStoreToManyRows {
     /// How many rows the caches hold before they are emptied.
-    private static let cacheLimit = 100_000
+    static let cacheLimit = 100_000
 
     package func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult {
         let (connection, mapping) = try _openStore()

@@ -342,24 +342,28 @@ extension NSSQLiteStore {
     private func _rememberSaved(
         _ changes: StoreSaveChanges, versions: ObjectIDDictionary<Int64>, mapping: SQLiteModelMapping
     ) {
-        var rows: [StoreRow] = []
-        rows.reserveCapacity(changes.inserted.count + changes.updated.count)
-        for list in [changes.inserted, changes.updated] {
+        // Straight into the row cache, as `_remember(_:)` keeps fetched rows (a list of rows first was a copy and a
+        // release of every saved object's ID and values more).
+        let saved = changes.inserted.count + changes.updated.count
+        if saved <= Self.cacheLimit {
+            if _snapshots.count + saved > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
+            if saved > 64 { _snapshots.reserveCapacity(_snapshots.count + saved) }
+        }
+        let now = ProcessInfo.processInfo.systemUptime
+        for list in [changes.inserted, changes.updated] where saved <= Self.cacheLimit {
             // (Read in place: concatenating or iterating the changes copied each one, retaining its references.)
             list.withUnsafeBufferPointer { list in
                 for index in list.indices {
-                    let objectID = list[index].objectID
-                    guard let version = versions[objectID], let entity = mapping.entity(objectID._entity) else {
-                        continue
-                    }
+                    guard let version = versions[list[index].objectID],
+                        let entity = mapping.entity(list[index].objectID._entity), !list[index].values.isEmpty
+                    else { continue }
                     var values = list[index].values
                     for slot in entity.unstoredSlots where slot < values.count { values[slot] = .null }
-                    for slot in entity.toManySlots where slot < values.count { values[slot] = .toManyFault }
-                    rows.append(StoreRow(objectID: objectID, values: values, version: version))
+                    for slot in entity.decodePlan.toManySlots where slot < values.count { values[slot] = .toManyFault }
+                    _snapshots[list[index].objectID] = SQLiteSnapshot(values: values, version: version, time: now)
                 }
             }
         }
-        _remember(rows)
         for index in changes.deleted.indices { _snapshots[changes.deleted[index].objectID] = nil }
         // Counts kept by triggers changed in SQLite, not in the saved values: forget the rows that hold them.
         guard !mapping.derivedCounts.isEmpty else { return }
@@ -497,12 +501,12 @@ extension NSSQLiteStore {
         _ columns: [SQLiteColumnWrite], _ writes: [SQLiteWrite], of change: StoreSaveObject,
         to statement: SQLiteStatement, from first: Int32, mapping: SQLiteModelMapping
     ) throws {
-        let values = change.values
+        // (`change.values` read in place, not copied to a local: a copy is a retain and a release per change.)
         for offset in columns.indices {
             let column = columns[offset]
             let index = first + Int32(offset)
-            if column.slot >= 0, column.slot < values.count,
-                SQLiteValueCoding.bindDirectly(values[column.slot], type: column.type, to: statement, at: index)
+            if column.slot >= 0, column.slot < change.values.count,
+                SQLiteValueCoding.bindDirectly(change.values[column.slot], type: column.type, to: statement, at: index)
             {
                 continue
             }

@@ -115,21 +115,23 @@ enum SQLiteValueCoding {
     )
         -> Bool
     {
-        switch (value, type) {
-        case (.null, _):
+        // A switch over the value alone: matching a `(value, type)` tuple copied the value into the tuple, a
+        // retain and release of every string and data bound.
+        switch value {
+        case .null:
             statement.bindNull(at: index)
-        case (.int(let number), .integer16AttributeType), (.int(let number), .integer32AttributeType),
-            (.int(let number), .integer64AttributeType):
+        case .int(let number)
+        where type == .integer16AttributeType || type == .integer32AttributeType || type == .integer64AttributeType:
             statement.bind(number, at: index)
-        case (.double(let number), .doubleAttributeType) where !number.isNaN:
+        case .double(let number) where type == .doubleAttributeType && !number.isNaN:
             statement.bind(number, at: index)
-        case (.string(let string), _):
+        case .string(let string):
             statement.bind(string, at: index)
-        case (.data(let data), _):
+        case .data(let data):
             statement.bind(data, at: index)
-        case (.date(let date), _) where !date.timeIntervalSinceReferenceDate.isNaN:
+        case .date(let date) where !date.timeIntervalSinceReferenceDate.isNaN:
             statement.bind(date.timeIntervalSinceReferenceDate, at: index)
-        case (.bool(let flag), _):
+        case .bool(let flag):
             statement.bind(Int64(flag ? 1 : 0), at: index)
         default:
             return false
