@@ -90,7 +90,9 @@ extension Int32: _ManagedPropertyValue {
 }
 
 extension Int64: _ManagedPropertyValue {
-    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Int64 { value.integer }
+    public static func _fromManagedStorage(_ value: consuming _ManagedStorageValue, key: String) -> Int64 {
+        value.integer
+    }
     public var _managedStorage: _ManagedStorageValue { .init(stored: .int(self)) }
 }
 
