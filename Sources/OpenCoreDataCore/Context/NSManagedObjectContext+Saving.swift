@@ -70,7 +70,7 @@ extension NSManagedObjectContext {
                 object.prepareForDeletion()
                 unowned(unsafe) let layout = object._layout
                 for relationship in layout.relationships {
-                    switch relationship.deleteRule {
+                    switch relationship.relationship._deleteRule {
                     case .cascadeDeleteRule:
                         _destinations(of: object, slot: relationship.slot)._forEachUnretained { destination in
                             if !destination.isDeleted { delete(destination) }

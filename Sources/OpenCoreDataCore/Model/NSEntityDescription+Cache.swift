@@ -37,13 +37,14 @@ package final class EntityCache: @unchecked Sendable {
     /// The slots saved to the store.
     let persistentSlots: [Int]
     let relationshipSlots: [Int]
-    /// A relationship's slot and its delete rule, read where objects are deleted.
+    /// A relationship's slot and its description, read where objects are deleted.
     struct RelationshipSlot {
         let slot: Int
-        let deleteRule: NSDeleteRule
+        /// Held by `slots`. Its delete rule is read when used: an editable model's may still change.
+        unowned(unsafe) let relationship: NSRelationshipDescription
     }
-    /// `relationshipSlots` with their delete rules, in memory the cache owns: the rules of every deleted object are
-    /// walked without retaining an array or a relationship's description (each retain and release is atomic).
+    /// `relationshipSlots` with their descriptions, in memory the cache owns: the delete rules of every deleted
+    /// object are walked without retaining an array or a description (each retain and release is atomic).
     let relationships: UnsafeBufferPointer<RelationshipSlot>
     /// The values a newly inserted object starts with: attribute defaults, and to-many relationships that load
     /// (as empty, for a new object) when first touched.
@@ -139,9 +140,7 @@ package final class EntityCache: @unchecked Sendable {
         }
         hasTransientDefaults = !transientDefaults.isEmpty
         let rules = relationshipSlots.compactMap { slot in
-            (slots[slot].property as? NSRelationshipDescription).map {
-                RelationshipSlot(slot: slot, deleteRule: $0._deleteRule)
-            }
+            (slots[slot].property as? NSRelationshipDescription).map { RelationshipSlot(slot: slot, relationship: $0) }
         }
         let relationships = UnsafeMutableBufferPointer<RelationshipSlot>.allocate(capacity: rules.count)
         _ = relationships.initialize(from: rules)
