@@ -232,9 +232,7 @@ extension NSManagedObjectContext {
                 }()
             if !slots.isEmpty { _partialObjects[ObjectIdentifier(object)] = slots }
         }
-        // The class of the last entity seen: rows come mostly of one entity, and finding a class takes a lock.
-        var lastEntity: ObjectIdentifier?
-        var lastClass: NSManagedObject.Type = NSManagedObject.self
+        var lastClass = LastObjectClass()
         func register(_ pointer: UnsafePointer<StoreRow>) {
             if let registered = _registry[pointer.pointee.objectID]?.takeUnretainedValue() {
                 if registered._values.isEmpty, loadsValues, !pointer.pointee.values.isEmpty {
@@ -266,14 +264,9 @@ extension NSManagedObjectContext {
                 objects.append(registered)
                 return
             }
-            unowned(unsafe) let entity = pointer.pointee.objectID._entity
-            if ObjectIdentifier(entity) != lastEntity {
-                lastEntity = ObjectIdentifier(entity)
-                lastClass = ManagedObjectClassRegistry.objectClass(for: entity)
-            }
             let object = _materialize(
                 pointer.pointee.objectID, row: loadsValues && !pointer.pointee.values.isEmpty ? pointer : nil,
-                objectClass: lastClass)
+                objectClass: lastClass.of(pointer.pointee.objectID._entity))
             if !object._values.isEmpty { markPartial(object) }
             if object._values.isEmpty {
                 object._flags.insert(.fault)

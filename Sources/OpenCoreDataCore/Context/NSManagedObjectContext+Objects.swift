@@ -306,8 +306,7 @@ extension NSManagedObjectContext {
         let rows = try parent._destinationRows(of: relationship, from: object._objectID, for: self)
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
-        var lastEntity: ObjectIdentifier?
-        var lastClass: NSManagedObject.Type = NSManagedObject.self
+        var lastClass = LastObjectClass()
         // The rows are read in place: a copy of each would retain and release its ID and values.
         rows.withUnsafeBufferPointer { rows in
             guard let first = rows.baseAddress else { return }
@@ -316,13 +315,9 @@ extension NSManagedObjectContext {
                     objects.append(registered.takeUnretainedValue())
                     continue
                 }
-                unowned(unsafe) let entity = row.pointee.objectID._entity
-                if ObjectIdentifier(entity) != lastEntity {
-                    lastEntity = ObjectIdentifier(entity)
-                    lastClass = ManagedObjectClassRegistry.objectClass(for: entity)
-                }
                 let destination = _materialize(
-                    row.pointee.objectID, row: row.pointee.values.isEmpty ? nil : row, objectClass: lastClass)
+                    row.pointee.objectID, row: row.pointee.values.isEmpty ? nil : row,
+                    objectClass: lastClass.of(row.pointee.objectID._entity))
                 destination._flags.insert(.fault)
                 objects.append(destination)
             }

@@ -191,3 +191,18 @@ enum ManagedObjectClassRegistry {
         return index
     }
 }
+
+/// The class of the entity asked for last, for loops that make objects of rows: rows come mostly of one entity, and
+/// finding a class takes a lock. The entity is remembered by identity, not retained: the rows' IDs hold it.
+struct LastObjectClass {
+    private var entity: ObjectIdentifier?
+    private var objectClass: NSManagedObject.Type = NSManagedObject.self
+
+    mutating func of(_ entity: NSEntityDescription) -> NSManagedObject.Type {
+        if ObjectIdentifier(entity) != self.entity {
+            self.entity = ObjectIdentifier(entity)
+            objectClass = ManagedObjectClassRegistry.objectClass(for: entity)
+        }
+        return objectClass
+    }
+}
