@@ -208,7 +208,7 @@ final class ObjectIDTableStorage<Value> {
         let table = ObjectIDTableStorage(minimumCapacity: minimumCapacity)
         guard let source else { return table }
         for bucket in 0..<source.bucketCount where source.tags[bucket] != 0 {
-            let home = source.key(at: bucket)._withUnsafeGuaranteedRef { table.hash($0).home }
+            let home = table.hash(source.entries[bucket].key).home
             var target = home
             while table.tags[target] != 0 { target = (target + 1) & table.mask }
             table.occupy(target, home: home, tag: source.tags[bucket])
@@ -222,14 +222,6 @@ final class ObjectIDTableStorage<Value> {
         }
         if moving { source.count = 0 }
         return table
-    }
-
-    /// The key in `bucket` (which must hold one), unretained: reading it through the entry's tuple copied it, with
-    /// an atomic retain and release, on every probe that compared keys and for every entry moved when the table
-    /// grew. The table holds it.
-    @inline(__always)
-    fileprivate func key(at bucket: Int) -> Unmanaged<NSManagedObjectID> {
-        UnsafeRawPointer(entries + bucket).load(as: Unmanaged<NSManagedObjectID>.self)
     }
 
     /// The key's hash: its home bucket from the low bits, its tag from the high ones.
@@ -251,7 +243,7 @@ final class ObjectIDTableStorage<Value> {
     private func distance(_ bucket: Int) -> Int {
         let stored = distances[bucket]
         if stored < 255 { return Int(stored) }
-        return (bucket - key(at: bucket)._withUnsafeGuaranteedRef { hash($0).home }) & mask
+        return (bucket - hash(entries[bucket].key).home) & mask
     }
 
     /// The bucket holding `key`, or the empty bucket where it would go, and the key's home and tag.
@@ -262,9 +254,7 @@ final class ObjectIDTableStorage<Value> {
         while true {
             let current = tags[bucket]
             if current == 0 { return (nil, bucket, home, tag) }
-            if current == tag, self.key(at: bucket)._withUnsafeGuaranteedRef({ $0._isEqual(to: key) }) {
-                return (bucket, bucket, home, tag)
-            }
+            if current == tag, entries[bucket].key._isEqual(to: key) { return (bucket, bucket, home, tag) }
             bucket = (bucket + 1) & mask
         }
     }

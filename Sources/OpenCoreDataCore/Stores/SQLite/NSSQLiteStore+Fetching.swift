@@ -72,7 +72,7 @@ struct SQLiteDestinationIDCache {
 /// `relationshipKeyPathsForPrefetching` — are loaded together, one query per batch or relationship.
 extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetching, PersistentStoreToManyRows {
     /// How many rows the caches hold before they are emptied.
-    static let cacheLimit = 100_000
+    private static let cacheLimit = 100_000
 
     package func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult {
         let (connection, mapping) = try _openStore()
@@ -335,9 +335,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
     @discardableResult
     func _remember(_ rows: [StoreRow]) -> [StoreRow] {
         // A fetch larger than the cache leaves its rows to its objects alone.
-        guard rows.count <= Self.cacheLimit else { return rows }
-        if _snapshots.count + rows.count > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
-        if rows.count > 64 { _snapshots.reserveCapacity(_snapshots.count + rows.count) }
+        guard _makeRoomInRowCache(for: rows.count) else { return rows }
         let now = ProcessInfo.processInfo.systemUptime
         // Read in place: a copy of each row would retain and release its ID and values once more.
         rows.withUnsafeBufferPointer { rows in
@@ -347,6 +345,15 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             }
         }
         return rows
+    }
+
+    /// Whether `count` rows more may go into the row cache — a batch larger than the cache is left to its objects
+    /// alone — and room made for them: a cache that would overflow starts again empty.
+    func _makeRoomInRowCache(for count: Int) -> Bool {
+        guard count <= Self.cacheLimit else { return false }
+        if _snapshots.count + count > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
+        if count > 64 { _snapshots.reserveCapacity(_snapshots.count + count) }
+        return true
     }
 
     package func forgetUnusedRow(of objectID: NSManagedObjectID) {

@@ -344,13 +344,9 @@ extension NSSQLiteStore {
     ) {
         // Straight into the row cache, as `_remember(_:)` keeps fetched rows (a list of rows first was a copy and a
         // release of every saved object's ID and values more).
-        let saved = changes.inserted.count + changes.updated.count
-        if saved <= Self.cacheLimit {
-            if _snapshots.count + saved > Self.cacheLimit { _snapshots.removeAll(keepingCapacity: true) }
-            if saved > 64 { _snapshots.reserveCapacity(_snapshots.count + saved) }
-        }
+        let cached = _makeRoomInRowCache(for: changes.inserted.count + changes.updated.count)
         let now = ProcessInfo.processInfo.systemUptime
-        for list in [changes.inserted, changes.updated] where saved <= Self.cacheLimit {
+        for list in [changes.inserted, changes.updated] where cached {
             // (Read in place: concatenating or iterating the changes copied each one, retaining its references.)
             list.withUnsafeBufferPointer { list in
                 for index in list.indices {
