@@ -104,4 +104,73 @@ import Testing
             #expect(count == expected)
         }
     }
+
+    /// The item numbers of an unsorted fetch of `entityName` (items' `double` × 4, owners' names after "owner "),
+    /// sorted here.
+    static func unsorted(
+        _ context: NSManagedObjectContext, _ entityName: String, _ format: String, _ arguments: [Any], limit: Int = 0
+    ) throws -> [Int] {
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: entityName)
+            request.predicate = NSPredicate(format: format, argumentArray: arguments)
+            request.fetchLimit = limit
+            return try context.fetch(request).map { object -> Int in
+                guard entityName == "Owner" else { return Int(((object.value(forKey: "double") as? Double) ?? -1) * 4) }
+                return Int((object.value(forKey: "name") as? String)?.dropFirst(6) ?? "") ?? -1
+            }.sorted()
+        }
+    }
+
+    /// Unsorted fetches whose predicates come from one format string, one after another, as lookups by an attribute
+    /// are written: each binds its own values, whatever kind of value, entity, limit or result type came before.
+    @Test func unsortedFetchesOfOneFormatFindTheirOwnRows() throws {
+        let directory = SQLiteTestDirectory()
+        let context = try Self.store(directory)
+        try context.performAndWait {
+            for number in 0..<3 {
+                let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: context)
+                owner.setValue("owner \(number)", forKey: "name")
+            }
+            try context.save()
+        }
+        for number in [3, 11, 3, 19, 0, 12] {
+            #expect(try Self.unsorted(context, "Item", "int64 == %lld", [Int64(number)]) == [number])
+        }
+        #expect(try Self.unsorted(context, "Item", "int64 == %lld", [Int64(42)]) == [])
+        for number in [4, 12, 4, 18] {
+            #expect(try Self.unsorted(context, "Item", "name == %@", ["item \(number)"]) == [number])
+        }
+        // No value: the item without a name, then a name again.
+        #expect(try Self.unsorted(context, "Item", "name == %@", [NSNull()]) == [7])
+        #expect(try Self.unsorted(context, "Item", "name == %@", ["item 9"]) == [9])
+        // The same format on another entity, then on the first again.
+        #expect(try Self.unsorted(context, "Owner", "name == %@", ["owner 1"]) == [1])
+        #expect(try Self.unsorted(context, "Owner", "name == %@", ["owner 2"]) == [2])
+        #expect(try Self.unsorted(context, "Item", "name == %@", ["item 5"]) == [5])
+        // A double where integers were compared, and an integer again.
+        #expect(try Self.unsorted(context, "Item", "int64 < %@", [NSNumber(value: 2)]) == [0, 1])
+        #expect(try Self.unsorted(context, "Item", "int64 < %@", [NSNumber(value: 3)]) == [0, 1, 2])
+        #expect(try Self.unsorted(context, "Item", "int64 < %@", [NSNumber(value: 2.5)]) == [0, 1, 2])
+        #expect(try Self.unsorted(context, "Item", "int64 < %@", [NSNumber(value: 1)]) == [0])
+        // A compound of one format, limited and not.
+        let range = "int64 >= %lld AND int64 < %lld OR name == %@"
+        for (low, high, name, expected) in [(5, 9, "item 1", [1, 5, 6, 8]), (17, 30, "item 2", [2, 17, 18, 19])] {
+            #expect(try Self.unsorted(context, "Item", range, [Int64(low), Int64(high), name]) == expected)
+        }
+        #expect(try Self.unsorted(context, "Item", range, [Int64(10), Int64(20), "none"], limit: 3).count == 3)
+        #expect(try Self.unsorted(context, "Item", range, [Int64(0), Int64(2), "item 3"]) == [0, 1, 3])
+        // Counts and IDs of the same format.
+        for (limit, expected) in [(Int64(5), 5), (Int64(12), 11), (Int64(1), 1)] {
+            let (count, ids) = try context.performAndWait {
+                let counted = NSFetchRequest<NSManagedObject>(entityName: "Item")
+                counted.predicate = NSPredicate(format: "int64 < %lld", limit)
+                let identified = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
+                identified.resultType = .managedObjectIDResultType
+                identified.predicate = NSPredicate(format: "int64 < %lld", limit)
+                return (try context.count(for: counted), try context.fetch(identified))
+            }
+            #expect(count == expected)
+            #expect(ids.count == expected)
+        }
+    }
 }

@@ -36,6 +36,11 @@ open class NSPredicate: NSObject, NSCopying, Codable, @unchecked Sendable {
     /// part otherwise (see `PredicateTreeHeight`).
     let height: Int
 
+    /// The parsed format this predicate was made from by `PredicateFormatCache`, if it was. Every predicate made from
+    /// one template is the same tree but for the values of its arguments, so a fetch plan found for one serves all
+    /// (`SQLiteFetchPlanCache`). Set only while the predicate is made, before anything else can see it.
+    final var _formatTemplate: NSPredicate?
+
     init(predicateKind: Kind, height: Int = 1) {
         self.predicateKind = predicateKind
         self.evaluationAllowed = true

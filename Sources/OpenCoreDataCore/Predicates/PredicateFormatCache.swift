@@ -59,7 +59,10 @@ enum PredicateFormatCache {
             else { return nil }
             leaves.append(expression)
         }
-        if let predicate = instantiate(template.predicate, leaves) { return predicate }
+        if let predicate = instantiate(template.predicate, leaves) {
+            predicate._formatTemplate = template.predicate
+            return predicate
+        }
         var values: [String: Any] = [:]
         for (index, leaf) in leaves.enumerated() { values[placeholderNames[index]] = leaf }
         return template.predicate.withSubstitutionVariables(values)

@@ -128,8 +128,12 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         case .count: cachedSelection = .count
         case .properties: cachedSelection = nil
         }
-        guard let cachedSelection,
-            let parts = SQLiteFetchPlanCache.parts(of: request, entity: entity, selection: cachedSelection)
+        guard let cachedSelection else {
+            return SQLiteQueryGenerator(mapping: mapping, store: self).plan(
+                request, entity: entity, selection: selection)
+        }
+        if let plan = _fetchPlans.plan(templated: request, entity: entity, selection: cachedSelection) { return plan }
+        guard let parts = SQLiteFetchPlanCache.parts(of: request, entity: entity, selection: cachedSelection)
         else {
             return SQLiteQueryGenerator(mapping: mapping, store: self).plan(
                 request, entity: entity, selection: selection)
