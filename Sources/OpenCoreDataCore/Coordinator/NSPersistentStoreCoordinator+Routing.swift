@@ -6,6 +6,11 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         -> StoreFetchResult
     {
         guard let entity = request.entity else { return .rows([]) }
+        if request.affectedStores == nil, case .unpinned = context._queryGeneration,
+            let route = _withLock({ _onlyStoreRoute }), entity._model === _managedObjectModel
+        {
+            return try _fetchRows(request, from: route.store, backend: route.backend, concurrent: route.concurrent)
+        }
         var stores = _withLock { _stores(for: entity) }
         if let affected = request.affectedStores {
             stores = stores.filter { store in affected.contains { $0 === store } }
@@ -22,7 +27,15 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     private func _fetchRows(
         _ request: NSFetchRequest<NSFetchRequestResult>, from store: NSPersistentStore, backend: PersistentStoreBackend
     ) throws -> StoreFetchResult {
-        guard let concurrent = backend as? PersistentStoreConcurrentFetching else {
+        try _fetchRows(
+            request, from: store, backend: backend, concurrent: backend as? PersistentStoreConcurrentFetching)
+    }
+
+    private func _fetchRows(
+        _ request: NSFetchRequest<NSFetchRequestResult>, from store: NSPersistentStore, backend: PersistentStoreBackend,
+        concurrent: PersistentStoreConcurrentFetching?
+    ) throws -> StoreFetchResult {
+        guard let concurrent else {
             return try store._serialized { try backend.fetchRows(request) }
         }
         return try store._serialized(

@@ -17,8 +17,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             _rowCaches = _stores.compactMap { store in
                 (store as? PersistentStoreRowCaching).map { (store, type(of: $0)) }
             }
+            _onlyStoreRoute = _stores.count == 1 ? StoreRoute(_stores[0]) : nil
         }
     }
+    /// The coordinator's store when it has exactly one, holding every entity of the model, and fetches reach it
+    /// directly: worked out when the stores change, instead of on every fetch (filtering the stores into a new list,
+    /// casting the store to a backend and that to a concurrent one — a few hundred instructions and several atomic
+    /// reference counts of a store, which its objects' IDs reference weakly, on every lookup).
+    @exclusivity(unchecked) var _onlyStoreRoute: StoreRoute?
     /// The stores with a row cache, told of every object that goes away: kept apart from `_stores`, each store beside
     /// its type, so that those calls neither cast nor retain a store, nor check exclusive access.
     @exclusivity(unchecked) var _rowCaches: [(store: NSPersistentStore, cache: any PersistentStoreRowCaching.Type)] = []
@@ -478,6 +484,24 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             store == nil
                 ? "The object's persistent store is not reachable from this coordinator"
                 : "The store \(store!) can neither fetch nor save: subclass NSIncrementalStore or NSAtomicStore")
+    }
+}
+
+/// A store with what a fetch needs of it (see `NSPersistentStoreCoordinator._onlyStoreRoute`); a class, so that a
+/// fetch takes one reference to it under the coordinator's lock rather than one to each part.
+final class StoreRoute {
+    let store: NSPersistentStore
+    let backend: PersistentStoreBackend
+    let concurrent: PersistentStoreConcurrentFetching?
+
+    /// The route to `store` if it holds every entity of the model (the default configuration) and fetches itself.
+    init?(_ store: NSPersistentStore) {
+        guard store._configurationName == "PF_DEFAULT_CONFIGURATION_NAME",
+            let backend = store as? PersistentStoreBackend
+        else { return nil }
+        self.store = store
+        self.backend = backend
+        concurrent = backend as? PersistentStoreConcurrentFetching
     }
 }
 
