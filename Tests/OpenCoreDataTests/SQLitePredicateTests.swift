@@ -129,6 +129,10 @@ import Testing
             for constant in patterns { predicates.append(("name LIKE\(option) %@", [constant])) }
             for constant in expressions { predicates.append(("name MATCHES\(option) %@", [constant])) }
             predicates.append(("name IN\(option) %@", [["ADA", "zoë", "b", 7, NSNull()]]))
+            // Typed Swift arrays (bound without boxing each element, when the column's kind and the options allow).
+            predicates.append(("name IN\(option) %@", [["Ada", "zoe", "Zoë", "b", "100"] as [String]]))
+            predicates.append(("name IN\(option) %@", [[String]()]))
+            predicates.append(("name IN\(option) %@", [[100, 7] as [Int]]))
             predicates.append(("name BETWEEN\(option) %@", [["a", "b"]]))
             predicates.append(("owner.name ==\(option) %@", ["ADA"]))
             predicates.append(("ANY tags.label ==\(option) %@", ["red"]))
@@ -146,6 +150,10 @@ import Testing
             }
             predicates.append(("\(key) BETWEEN %@", [[-2, 3]]))
             predicates.append(("\(key) IN %@", [[1, -3, 2.5, NSNull(), "x"]]))
+            predicates.append(("\(key) IN %@", [[1, -3, 7, 1000] as [Int]]))
+            predicates.append(("\(key) IN %@", [[0, 2, 5000] as [Int64]]))
+            predicates.append(("\(key) IN %@", [[Int64]()]))
+            predicates.append(("\(key) IN %@", [["3", "x"] as [String]]))
             predicates.append(("\(key) == nil", []))
             predicates.append(("NOT (\(key) > 0)", []))
         }

@@ -156,6 +156,32 @@ extension SQLiteQueryGenerator {
         }
     }
 
+    /// `column IN (…)` for a Swift array of integers compared with a number column, or of strings compared with a
+    /// string column without options: the SQL and the bound values the general path below writes for it, without
+    /// boxing each element in `Any` and asking its type (2,300 instructions a value, for `serial IN %@` with 1,000).
+    /// `nil` for any other list.
+    private func typedInList(_ constant: Any, column: String, kind: SQLiteValueKind, folds: Bool) -> String? {
+        let count: Int
+        switch Swift.type(of: constant) {
+        case let type where type == [Int64].self && kind == .number:
+            let values = constant as! [Int64]
+            for value in values { _ = context.bind(.integer(value)) }
+            count = values.count
+        case let type where type == [Int].self && kind == .number:
+            let values = constant as! [Int]
+            for value in values { _ = context.bind(.integer(Int64(value))) }
+            count = values.count
+        case let type where type == [String].self && kind == .string && !folds:
+            let values = constant as! [String]
+            for value in values { _ = context.bind(.text(value)) }
+            count = values.count
+        default:
+            return nil
+        }
+        guard count > 0 else { return "0" }
+        return "(\(column) IN (?" + String(repeating: ", ?", count: count - 1) + "))"
+    }
+
     private func compareColumn(
         _ type: NSComparisonPredicate.Operator, _ options: NSComparisonPredicate.Options, _ sql: String,
         _ kind: SQLiteValueKind, _ constant: Any
@@ -192,6 +218,7 @@ extension SQLiteQueryGenerator {
                 return "\(SQLiteFunctions.compare)(\(type.rawValue), \(options.rawValue), \(sql), "
                     + "\(context.bind(.text(string))))"
             }
+            if let list = typedInList(constant, column: column, kind: kind, folds: folds) { return list }
             guard let elements = PredicateValueComparison.elements(constant) else { return "0" }
             var placeholders: [String] = []
             var matchesNil = false
