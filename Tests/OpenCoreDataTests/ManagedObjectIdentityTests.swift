@@ -2,7 +2,7 @@ import OpenCoreDataShim
 import Testing
 
 /// Managed objects are equal only to themselves, whatever static type they are compared as, and sets of them hold
-/// each object once.
+/// each object once; object IDs are equal when they name the same object, whichever instance each is.
 @Suite struct ManagedObjectIdentityTests {
     @Test func anObjectIsEqualOnlyToItselfHoweverItIsTyped() {
         let context = CompanyModel.context()
@@ -49,6 +49,56 @@ import Testing
             #expect(!managed.contains(stranger))
             #expect(!managed.contains(Company(context: context)))
             #expect(employees.allSatisfy { typed.contains($0) && managed.contains($0) })
+        }
+    }
+
+    @Test func anIDIsEqualToEveryIDOfItsObjectHoweverItIsTyped() throws {
+        let context = CompanyModel.context()
+        try context.performAndWait {
+            let ada = Employee(context: context)
+            let bob = Employee(context: context)
+            try context.obtainPermanentIDs(for: [ada, bob])
+            let id = ada.objectID
+            let coordinator = try #require(context.persistentStoreCoordinator)
+            let same = try #require(coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation()))
+            let other = bob.objectID
+            #expect(id.isEqual(same))
+            #expect(id.isEqual(same as NSObject))
+            #expect(id.isEqual(same as Any))
+            #expect(id.isEqual(Optional(same) as Any))
+            #expect(same.isEqual(id as NSObject))
+            #expect(id as NSObject == same as NSObject)
+            #expect(!id.isEqual(other))
+            #expect(!id.isEqual(other as NSObject))
+            #expect(!id.isEqual(ada))
+            #expect(!id.isEqual(ada as NSObject))
+            #expect(!id.isEqual(nil))
+            #expect(!id.isEqual(NSNull()))
+            #expect(!id.isEqual(id.uriRepresentation()))
+        }
+    }
+
+    @Test func setsHoldEachObjectsIDOnce() throws {
+        let context = CompanyModel.context()
+        try context.performAndWait {
+            let employees = (0..<1_000).map { _ in Employee(context: context) }
+            try context.obtainPermanentIDs(for: employees)
+            let coordinator = try #require(context.persistentStoreCoordinator)
+            let ids = employees.map(\.objectID)
+            let copies = ids.compactMap { coordinator.managedObjectID(forURIRepresentation: $0.uriRepresentation()) }
+            #expect(copies.count == 1_000)
+            var typed = Set(ids)
+            var objects = Set(ids.map { $0 as NSObject })
+            for copy in copies {
+                #expect(!typed.insert(copy).inserted)
+                #expect(!objects.insert(copy).inserted)
+            }
+            #expect(typed.count == 1_000 && objects.count == 1_000)
+            #expect(copies.allSatisfy { typed.contains($0) && objects.contains($0) })
+            let stranger = Employee(context: context).objectID
+            #expect(!typed.contains(stranger))
+            #expect(!objects.contains(stranger))
+            #expect(!objects.contains(employees[0]))
         }
     }
 }

@@ -459,17 +459,11 @@ open class NSManagedObject: NSObject {
     /// about 500 instructions and a retain and release per comparison.
     @inline(__always)
     private func _isIdentical(toReferenceIn object: Any?) -> Bool? {
-        withUnsafeBytes(of: object) { bytes in
-            // An `Any?`: three words of inline value, then the type's metadata (null for `nil`).
-            guard bytes.count == 4 * MemoryLayout<UInt>.stride else { return nil }
-            let type = bytes.load(fromByteOffset: 3 * MemoryLayout<UInt>.stride, as: UInt.self)
-            guard type != 0,
-                type == unsafeBitCast(NSObject.self, to: UInt.self)
-                    || type == unsafeBitCast(NSManagedObject.self, to: UInt.self)
-                    || type == unsafeBitCast(Swift.type(of: self), to: UInt.self)
-            else { return nil }
-            return bytes.load(as: UInt.self) == UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
-        }
+        guard
+            let reference = PlainReference.in(
+                object, typedAs: NSObject.self, NSManagedObject.self, Swift.type(of: self))
+        else { return nil }
+        return reference == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
     }
 
     // MARK: Description
