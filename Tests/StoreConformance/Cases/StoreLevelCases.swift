@@ -84,6 +84,34 @@ extension StoreConformanceCase {
                 #expect(try reader.count(for: request) == 1)
             }
         },
+        StoreConformanceCase("Fetches follow the coordinator's stores as they are added and removed") { fixture in
+            let stack = try ConformanceStack(fixture)
+            let first = stack.store
+            let context = stack.newContext()
+            try context.run {
+                context.make("Person", ["name": "in the first", "age": 1])
+                try context.save()
+                let names = try context.values("Person", "name")
+                #expect(names == ["in the first"])
+            }
+            let second = try stack.addStore()
+            try context.run {
+                let person = context.make("Person", ["name": "in the second", "age": 2])
+                context.assign(person, to: second)
+                try context.save()
+            }
+            let both = stack.newContext()
+            try both.run {
+                let people = try both.objects("Person", sortedBy: ["age"])
+                #expect(people.count == 2)
+            }
+            try stack.coordinator.remove(first)
+            let remaining = stack.newContext()
+            try remaining.run {
+                let names = try remaining.values("Person", "name")
+                #expect(names == ["in the second"])
+            }
+        },
     ]
 
     static let concurrency: [StoreConformanceCase] = [
