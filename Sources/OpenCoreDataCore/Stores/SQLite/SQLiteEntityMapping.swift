@@ -49,10 +49,7 @@ final class SQLiteEntityMapping {
     // `layoutLock`, as a fetch beside a save may be first; read freely once `isLaidOut` says so.
     private var _slots: [Slot] = []
     private var _unstoredSlots: [Int] = []
-    private var _readPlan: [(slot: Int, column: Int32)] = []
-    private var _readSteps: [SQLiteReadStep] = []
-    private var _toManySlots: [Int] = []
-    /// `readSteps` and `toManySlots` again, in memory the mapping owns (see `decodePlan`).
+    /// What decoding a row reads, in memory the mapping owns (see `decodePlan`).
     private var _readStepBuffer = UnsafeMutableBufferPointer<SQLiteReadStep>(start: nil, count: 0)
     private var _toManySlotBuffer = UnsafeMutableBufferPointer<Int>(start: nil, count: 0)
     private var _slotCount = 0
@@ -71,26 +68,11 @@ final class SQLiteEntityMapping {
         layOutIfNeeded()
         return _unstoredSlots
     }
-    /// The slots read from a fetched row: (slot, column offset in the select list).
-    var readPlan: [(slot: Int, column: Int32)] {
-        layOutIfNeeded()
-        return _readPlan
-    }
-    /// `readPlan` with what each column holds, as plain values: decoding a row switches on them instead of
-    /// copying `slots`' payloads (and retaining their descriptions) for every column of every row.
-    var readSteps: [SQLiteReadStep] {
-        layOutIfNeeded()
-        return _readSteps
-    }
-    /// The slots of to-many relationships (stored as faults in rows).
-    var toManySlots: [Int] {
-        layOutIfNeeded()
-        return _toManySlots
-    }
-
-    /// What decoding a row of this entity reads — its read steps, its to-many slots and its number of slots — as
-    /// buffers rather than arrays: a row read copied the arrays, and each copy is an atomic retain and release.
-    /// Valid while the mapping lives.
+    /// What decoding a row of this entity reads: a step per column of the select list (slot, column offset, and what
+    /// the column holds, as plain values: decoding switches on them instead of copying `slots`' payloads, and
+    /// retaining their descriptions, for every column of every row), the slots of to-many relationships (stored as
+    /// faults in rows), and the number of slots. Buffers rather than arrays: a row read copied the arrays, and each
+    /// copy is an atomic retain and release. Valid while the mapping lives.
     var decodePlan: (readSteps: UnsafeBufferPointer<SQLiteReadStep>, toManySlots: UnsafeBufferPointer<Int>, slots: Int)
     {
         @inline(__always) get {
@@ -116,12 +98,10 @@ final class SQLiteEntityMapping {
             if case .none = slots[$0] { return true }
             return false
         }
-        _readPlan = readPlan
-        _readSteps = readPlan.map { SQLiteReadStep(slot: $0.slot, column: $0.column, storage: slots[$0.slot]) }
-        _toManySlots = toManySlots
         _slotCount = slots.count
-        _readStepBuffer = .allocate(capacity: _readSteps.count)
-        _ = _readStepBuffer.initialize(from: _readSteps)
+        _readStepBuffer = .allocate(capacity: readPlan.count)
+        _ = _readStepBuffer.initialize(
+            from: readPlan.lazy.map { SQLiteReadStep(slot: $0.slot, column: $0.column, storage: slots[$0.slot]) })
         _toManySlotBuffer = .allocate(capacity: toManySlots.count)
         _ = _toManySlotBuffer.initialize(from: toManySlots)
     }

@@ -156,10 +156,7 @@ struct SQLiteFetchPlanCache {
         guard Self.appendArguments(of: predicate, kinds: entry.kinds, depth: 0, to: &arguments),
             arguments.count == entry.kinds.count
         else { return nil }
-        if let (limit, offset) = limit {
-            arguments.append(.integer(limit))
-            arguments.append(.integer(offset))
-        }
+        Self.append(limit, to: &arguments)
         return SQLiteFetchPlan(sql: entry.sql, arguments: arguments, isComplete: true)
     }
 
@@ -243,11 +240,15 @@ struct SQLiteFetchPlanCache {
             guard case .value(let value)? = try? SQLiteBinding.binding(of: constant, for: kind) else { return nil }
             arguments.append(value)
         }
-        if let (limit, offset) = parts.limit {
-            arguments.append(.integer(limit))
-            arguments.append(.integer(offset))
-        }
+        append(parts.limit, to: &arguments)
         return arguments
+    }
+
+    /// Appends a limited request's limit and offset, which the plans bind after the constants.
+    private static func append(_ limit: (limit: Int64, offset: Int64)?, to arguments: inout [SQLiteValue]) {
+        guard let (limit, offset) = limit else { return }
+        arguments.append(.integer(limit))
+        arguments.append(.integer(offset))
     }
 
     /// The cached plan for a request of `parts`' shape, with its values bound; `nil` if there is none or the
