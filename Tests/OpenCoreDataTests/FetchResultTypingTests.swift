@@ -82,6 +82,36 @@ import Testing
         }
     }
 
+    /// Each model's entity makes objects of the class it names, though another model's entity of the same name
+    /// names another class: fetches of the two, one after the other, each give their own.
+    @Test func entitiesOfTheSameNameInTwoModelsMakeObjectsOfTheirOwnClasses() throws {
+        let dogs = try Self.filledContext()
+        let copy = try #require(dogs.persistentStoreCoordinator?.managedObjectModel.copy() as? NSManagedObjectModel)
+        copy.entitiesByName["Dog"]?.managedObjectClassName = String(reflecting: TypedAnimal.self)
+        let plain = CompanyModel.context(model: copy)
+        try plain.performAndWait {
+            NSEntityDescription.insertNewObject(forEntityName: "Dog", into: plain).setValue("Rex", forKey: "name")
+            try plain.save()
+        }
+        for _ in 0..<2 {
+            let fetchedDogs = try dogs.performAndWait {
+                try dogs.fetch(NSFetchRequest<TypedAnimal>(entityName: "Dog")).map { ObjectIdentifier(type(of: $0)) }
+            }
+            #expect(fetchedDogs == [ObjectIdentifier(TypedDog.self)])
+            let plainDogs = try plain.performAndWait {
+                plain.reset()
+                return try plain.fetch(NSFetchRequest<TypedAnimal>(entityName: "Dog")).map {
+                    ObjectIdentifier(type(of: $0))
+                }
+            }
+            #expect(plainDogs == [ObjectIdentifier(TypedAnimal.self)])
+            let inserted = plain.performAndWait {
+                ObjectIdentifier(type(of: NSEntityDescription.insertNewObject(forEntityName: "Dog", into: plain)))
+            }
+            #expect(inserted == ObjectIdentifier(TypedAnimal.self))
+        }
+    }
+
     @Test func objectsOfAnotherClassThanRequestedStopTheFetch() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let context = try Self.filledContext()

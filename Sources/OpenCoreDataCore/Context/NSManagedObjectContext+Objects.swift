@@ -230,6 +230,8 @@ extension NSManagedObjectContext {
     }
 
     /// A new registered object for a stored object: a fault, or filled with `row` (only read during the call).
+    /// (Not inlined: inlined into the loop over a fetch's rows, it cost that loop retains and releases of its own.)
+    @inline(never)
     func _materialize(
         _ objectID: NSManagedObjectID, row: UnsafePointer<StoreRow>?, objectClass: NSManagedObject.Type? = nil
     ) -> NSManagedObject {

@@ -279,8 +279,7 @@ extension NSMigrationManager {
         -> Any?
     {
         _expressionError = nil
-        var unanswered: String?
-        let value = PredicateFunctionDispatch.reportingUnansweredCalls({ unanswered = unanswered ?? $0 }) {
+        let (value, unanswered) = PredicateFunctionDispatch.reportingUnansweredCalls {
             expression.value(nil, in: scope)
         }
         if let problem = _expressionError ?? unanswered.map({ coreDataError(NSMigrationError, $0) }) {

@@ -4,7 +4,7 @@ import Synchronization
 /// slot order (inherited first, so a subentity's slots extend its superentity's), lookups by name, and what kind of
 /// value each slot holds.
 package final class EntityCache: @unchecked Sendable {
-    // @unchecked: every stored property is a constant; its default values (`initialValues`, `transientDefaults`)
+    // @unchecked: every stored property is a constant (the one atomic aside); its default values (`initialValues`, `transientDefaults`)
     // are attribute values, never objects, the only cases of `StoredValue` that are not `Sendable`.
     package enum SlotKind: Equatable {
         case attribute(NSAttributeType)
@@ -56,6 +56,21 @@ package final class EntityCache: @unchecked Sendable {
     let hasTransientDefaults: Bool
     /// The hash of the entity's name, which object IDs mix into theirs (IDs of equal names are equal).
     let nameHash: Int
+    /// The class of the entity's objects once `ManagedObjectClassRegistry` has found it, as the bits of its
+    /// metadata's address (0 until then): a class found for a name stays found, and a new class name makes a new
+    /// cache. Read for every fetch, which would otherwise look the name up under the registry's lock.
+    private let foundObjectClass = Atomic<UInt>(0)
+
+    /// The class `ManagedObjectClassRegistry` found for the entity's objects, if it has found one.
+    var objectClass: NSManagedObject.Type? {
+        let bits = foundObjectClass.load(ordering: .acquiring)
+        return bits == 0 ? nil : unsafeBitCast(bits, to: NSManagedObject.Type.self)
+    }
+
+    /// Remembers the class found for the entity's objects.
+    func noteObjectClass(_ objectClass: NSManagedObject.Type) {
+        foundObjectClass.store(unsafeBitCast(objectClass, to: UInt.self), ordering: .releasing)
+    }
 
     init(entity: NSEntityDescription) {
         id = EntityCache.nextID.add(1, ordering: .relaxed).oldValue

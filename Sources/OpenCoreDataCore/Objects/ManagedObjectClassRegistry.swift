@@ -43,12 +43,19 @@ enum ManagedObjectClassRegistry {
     }
 
     private static let state = LockedState(State())
+    /// The identity of a class known to be registered (the last one asked about), or 0.
+    private static let lastRegistered = Atomic<UInt>(0)
 
     /// Remembers a subclass seen in use.
     static func register(_ objectClass: NSManagedObject.Type) {
         guard objectClass != NSManagedObject.self else { return }
         let key = ObjectIdentifier(objectClass)
-        guard !state.withLock({ $0.registered.contains(key) }) else { return }
+        // Every fetch registers its result class: the class registered last is known without the lock.
+        if lastRegistered.load(ordering: .acquiring) == UInt(bitPattern: key) { return }
+        guard !state.withLock({ $0.registered.contains(key) }) else {
+            lastRegistered.store(UInt(bitPattern: key), ordering: .releasing)
+            return
+        }
         let full = String(reflecting: objectClass)
         let short = String(describing: objectClass)
         state.withLock { state in
@@ -59,6 +66,7 @@ enum ManagedObjectClassRegistry {
             // A name that fell back to NSManagedObject may now have its class.
             state.resolved = state.resolved.filter { $0.value != NSManagedObject.self }
         }
+        lastRegistered.store(UInt(bitPattern: key), ordering: .releasing)
     }
 
     /// Remembers a model in use by a coordinator, for `NSManagedObject.entity()`.
@@ -150,9 +158,12 @@ enum ManagedObjectClassRegistry {
         guard let name = entity._managedObjectClassName, !name.isEmpty, name != "NSManagedObject" else {
             return NSManagedObject.self
         }
-        if let known = state.withLock({ $0.resolved[name] }) { return known }
-        let found = lookUp(name) ?? NSManagedObject.self
+        let caches = entity._cachesUnretained
+        if let known = caches._withUnsafeGuaranteedRef(\.objectClass) { return known }
+        let found = state.withLock { $0.resolved[name] } ?? lookUp(name) ?? NSManagedObject.self
         state.withLock { $0.resolved[name] = found }
+        // A name that fell back to `NSManagedObject` is looked up again: its class may register later.
+        if found != NSManagedObject.self { caches._withUnsafeGuaranteedRef { $0.noteObjectClass(found) } }
         return found
     }
 

@@ -111,6 +111,22 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         super.init(predicateKind: .subclass, height: PredicateTreeHeight.checked(lhs, rhs, in: "NSComparisonPredicate"))
     }
 
+    /// A comparison predicate whose right-hand constant is already classified (`nil`: classified here as usual), as
+    /// the format cache knows it for the numbers it converts.
+    init(
+        leftExpression lhs: NSExpression, rightExpression rhs: NSExpression, modifier: Modifier, type: Operator,
+        options: Options, classifiedRight: PredicateValueComparison.Classified?
+    ) {
+        leftExpression = lhs
+        rightExpression = rhs
+        comparisonPredicateModifier = modifier
+        predicateOperatorType = type
+        self.options = options
+        customSelector = nil
+        rightConstant = classifiedRight ?? Self.classifiedConstant(rhs)
+        super.init(predicateKind: .subclass, height: PredicateTreeHeight.checked(lhs, rhs, in: "NSComparisonPredicate"))
+    }
+
     /// Creates a predicate that compares by calling the method `selector` on the left value with the right value,
     /// which must return a `Bool`. The left value answers through ``PredicateFunctionTarget``.
     public init(leftExpression lhs: NSExpression, rightExpression rhs: NSExpression, customSelector selector: Selector)

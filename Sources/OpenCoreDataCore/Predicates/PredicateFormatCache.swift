@@ -50,37 +50,40 @@ enum PredicateFormatCache {
     /// `template` with `arguments` in its placeholders' places; `nil` if an argument does not fit its conversion.
     private static func predicate(from template: Template, arguments: [Any]) -> NSPredicate? {
         guard template.conversions.count == arguments.count else { return nil }
-        var leaves: [NSExpression] = []
+        var leaves: [Leaf] = []
         leaves.reserveCapacity(arguments.count)
         for index in arguments.indices {
+            var classified: PredicateValueComparison.Classified?
             guard
                 let expression = try? PredicateParser.argumentExpression(
-                    arguments[index], template.conversions[index], at: template.tokens[index])
+                    arguments[index], template.conversions[index], at: template.tokens[index],
+                    classified: &classified)
             else { return nil }
-            leaves.append(expression)
+            leaves.append(Leaf(expression: expression, classified: classified))
         }
         if let predicate = instantiate(template.predicate, leaves) {
             predicate._formatTemplate = template.predicate
             return predicate
         }
         var values: [String: Any] = [:]
-        for (index, leaf) in leaves.enumerated() { values[placeholderNames[index]] = leaf }
+        for (index, leaf) in leaves.enumerated() { values[placeholderNames[index]] = leaf.expression }
         return template.predicate.withSubstitutionVariables(values)
     }
 
     /// `predicate` with its placeholders replaced by `leaves`, made as `withSubstitutionVariables(_:)` makes it, for
     /// the usual trees (comparisons of key paths, constants and arguments under AND, OR and NOT) without building a
     /// dictionary of variables; `nil` for any other tree.
-    private static func instantiate(_ predicate: NSPredicate, _ leaves: [NSExpression]) -> NSPredicate? {
+    private static func instantiate(_ predicate: NSPredicate, _ leaves: [Leaf]) -> NSPredicate? {
         switch predicate {
         case let comparison as NSComparisonPredicate:
             guard comparison.customSelector == nil,
-                let left = instantiate(comparison.leftExpression, leaves),
+                let left = instantiate(comparison.leftExpression, leaves)?.expression,
                 let right = instantiate(comparison.rightExpression, leaves)
             else { return nil }
             return NSComparisonPredicate(
-                leftExpression: left, rightExpression: right, modifier: comparison.comparisonPredicateModifier,
-                type: comparison.predicateOperatorType, options: comparison.options)
+                leftExpression: left, rightExpression: right.expression,
+                modifier: comparison.comparisonPredicateModifier, type: comparison.predicateOperatorType,
+                options: comparison.options, classifiedRight: right.classified)
         case let compound as NSCompoundPredicate:
             var parts: [NSPredicate] = []
             parts.reserveCapacity(compound.predicates.count)
@@ -94,13 +97,21 @@ enum PredicateFormatCache {
         }
     }
 
-    private static func instantiate(_ expression: NSExpression, _ leaves: [NSExpression]) -> NSExpression? {
+    /// An argument's expression, with its constant classified if the conversion told how (see `argumentExpression`).
+    private struct Leaf {
+        let expression: NSExpression
+        let classified: PredicateValueComparison.Classified?
+    }
+
+    private static func instantiate(_ expression: NSExpression, _ leaves: [Leaf]) -> Leaf? {
         switch expression.kind {
         case .variable(let name):
-            guard let index = placeholderNames.firstIndex(of: name) else { return expression }
+            guard let index = placeholderNames.firstIndex(of: name) else {
+                return Leaf(expression: expression, classified: nil)
+            }
             return index < leaves.count ? leaves[index] : nil
         case .constant, .evaluatedObject, .anyKey, .keyPath(_, _, nil):
-            return expression
+            return Leaf(expression: expression, classified: nil)
         default:
             return nil
         }

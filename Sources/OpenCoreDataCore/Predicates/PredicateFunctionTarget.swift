@@ -43,43 +43,38 @@ enum PredicateFunctionDispatch {
 
     /// Where evaluation reports what it cannot do instead of stopping the program, while a caller evaluates
     /// expressions that come from files (a migration's mapping model) and turns the report into an error.
+    /// It keeps the first report: what went wrong first explains what followed.
     final class UnansweredCallSink {
-        let report: (String) -> Void
-        init(_ report: @escaping (String) -> Void) { self.report = report }
+        private(set) var firstReport: String?
+        func report(_ message: String) {
+            if firstReport == nil { firstReport = message }
+        }
     }
 
     static let unansweredCallSink = ThreadLocal<UnansweredCallSink>()
 
     /// Runs `body` with evaluation failures — a method nobody answers, a `FETCH` without a context, `ANYKEY` —
-    /// reported to `report` (the failing part then evaluates to `nil`) instead of stopping the program.
-    static func reportingUnansweredCalls<T>(_ report: @escaping (String) -> Void, _ body: () throws -> T) rethrows
-        -> T
-    {
-        let sink = UnansweredCallSink(report)
-        return try withExtendedLifetime(sink) { try unansweredCallSink.withValue(sink, body) }
+    /// reported (the failing part then evaluates to `nil`) instead of stopping the program; returns `body`'s value
+    /// and the first failure reported, if any.
+    static func reportingUnansweredCalls<T>(_ body: () throws -> T) rethrows -> (value: T, firstFailure: String?) {
+        let sink = UnansweredCallSink()
+        let value = try withExtendedLifetime(sink) { try unansweredCallSink.withValue(sink, body) }
+        return (value, sink.firstReport)
     }
 
     /// Runs `body` — a fetch, a save, a batch request — with evaluation failures reported, and throws Core Data's
     /// error (`NSCoreDataError`) for the first of them once it returns: a predicate or derivation that comes from a
     /// user or a file names a key the entity lacks, a method nobody answers, `ANYKEY` or a `FETCH` without a context.
     static func throwingEvaluationFailures<T>(_ action: @autoclosure () -> String, _ body: () throws -> T) throws -> T {
-        let first = FirstReport()
-        let result: Result<T, any Error> = reportingUnansweredCalls({ first.keep($0) }) { Result { try body() } }
+        let (result, failure) = reportingUnansweredCalls { Result { try body() } }
         // The failure comes first: an error `body` threw after it (a validation failing on the nil the failing part
         // evaluated to) is its consequence.
-        if let message = first.message {
+        if let message = failure {
             var userInfo: [String: Any] = ["reason": message]
             if case .failure(let error) = result { userInfo[NSUnderlyingErrorKey] = error }
             throw coreDataError(NSCoreDataError, "\(action()) failed: \(message)", userInfo: userInfo)
         }
         return try result.get()
-    }
-
-    private final class FirstReport {
-        var message: String?
-        func keep(_ report: String) {
-            if message == nil { message = report }
-        }
     }
 
     /// Reports `message` if a caller asked for reports; `false` if evaluation must stop the program instead.

@@ -390,6 +390,16 @@ extension PredicateParser {
     static func argumentExpression(_ raw: Any, _ conversion: String, at token: PredicateToken)
         throws(PredicateParseFailure) -> NSExpression
     {
+        var classified: PredicateValueComparison.Classified?
+        return try argumentExpression(raw, conversion, at: token, classified: &classified)
+    }
+
+    /// `argumentExpression(_:_:at:)`, and the constant as a comparison classifies it (`classify`) where a number
+    /// conversion made it, so that the format cache's comparisons need not classify it again (`nil` otherwise).
+    static func argumentExpression(
+        _ raw: Any, _ conversion: String, at token: PredicateToken,
+        classified: inout PredicateValueComparison.Classified?
+    ) throws(PredicateParseFailure) -> NSExpression {
         let argument = PredicateValueComparison.unwrap(raw)
         switch conversion {
         case "@":
@@ -411,14 +421,19 @@ extension PredicateParser {
                     position: token.position, expected: "an integer for %\(conversion)",
                     found: argument.map { String(describing: $0) } ?? "nil")
             }
-            return NSExpression(forConstantValue: number.isInteger ? number.object : NSNumber(value: number.int64Value))
+            // Made from the kind, not `forConstantValue`: a number needs no unwrapping. An `NSNumber` of an `Int64`
+            // classifies as that integer; others are left to the comparison.
+            if case .int = number { classified = .number(number) }
+            return NSExpression(kind: .constant(number.isInteger ? number.object : NSNumber(value: number.int64Value)))
         case "f", "e", "E", "g", "G":
             guard let argument, let number = PredicateNumber(argument) else {
                 throw PredicateParseFailure(
                     position: token.position, expected: "a number for %\(conversion)",
                     found: argument.map { String(describing: $0) } ?? "nil")
             }
-            return NSExpression(forConstantValue: NSNumber(value: number.doubleValue))
+            let value = number.doubleValue
+            classified = .number(.double(value))
+            return NSExpression(kind: .constant(NSNumber(value: value)))
         default:  // "s", "S"
             if let argument, let string = PredicateValueComparison.string(argument) {
                 return NSExpression(forConstantValue: string)

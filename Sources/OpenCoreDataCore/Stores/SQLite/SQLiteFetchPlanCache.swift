@@ -167,8 +167,24 @@ struct SQLiteFetchPlanCache {
     ) -> Bool {
         guard depth < maximumDepth else { return false }
         if let comparison = predicate as? NSComparisonPredicate {
-            guard arguments.count < kinds.count, case .constant(let raw) = comparison.rightExpression.kind,
-                let constant = PredicateValueComparison.unwrap(raw),
+            guard arguments.count < kinds.count, case .constant(let raw) = comparison.rightExpression.kind else {
+                return false
+            }
+            // A number the predicate has classified already (as its evaluation does) binds as `binding(of:for:)`
+            // would bind it, without looking at its type again.
+            if kinds[arguments.count] == .number, case .number(let number)? = comparison.rightConstant {
+                switch number {
+                case .int(let value):
+                    arguments.append(.integer(value))
+                    return true
+                case .double(let value):
+                    arguments.append(.real(value))
+                    return true
+                case .uint, .decimal:
+                    break
+                }
+            }
+            guard let constant = PredicateValueComparison.unwrap(raw),
                 case .value(let value)? = try? SQLiteBinding.binding(of: constant, for: kinds[arguments.count])
             else { return false }
             arguments.append(value)
