@@ -22,11 +22,14 @@ public enum FilterWorkloads {
         public let url: URL
 
         public init() throws {
+            let template = try TemplateFiles.url(named: "OpenCoreData-filter", in: scratch) { building in
+                let library = try OpenCoreDataLibrary(url: building)
+                try library.insertItems(Fixture.items)
+                try library.insertParents(Fixture.walkedParents, childrenEach: Fixture.childrenPerWalkedParent)
+                try library.close()
+            }
             url = scratch.file("filter.sqlite")
-            let library = try OpenCoreDataLibrary(url: url)
-            try library.insertItems(Fixture.items)
-            try library.insertParents(Fixture.walkedParents, childrenEach: Fixture.childrenPerWalkedParent)
-            try library.close()
+            try DatabaseFiles.copy(template, to: url)
         }
     }
 

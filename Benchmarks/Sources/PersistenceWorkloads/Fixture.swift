@@ -182,6 +182,34 @@ public final class ScratchDirectory: @unchecked Sendable {
     }
 }
 
+/// Fixture databases built once and copied for each use: in the directory `OPENCOREDATA_BENCHMARK_DIRECTORY` names
+/// when the `run` script or a profile gives one, so that every benchmark process shares them (building one under
+/// valgrind takes longer than the work it counts), otherwise in the process's scratch directory.
+enum TemplateFiles {
+    /// The template called `name`, built by `build` (given an empty database's URL) if it does not exist yet.
+    static func url(named name: String, in scratch: ScratchDirectory, build: (URL) throws -> Void) throws -> URL {
+        let directory =
+            ProcessInfo.processInfo.environment["OPENCOREDATA_BENCHMARK_DIRECTORY"]
+            .map { URL(fileURLWithPath: $0, isDirectory: true) } ?? scratch.url
+        let url = directory.appendingPathComponent("template-\(name).sqlite")
+        if FileManager.default.fileExists(atPath: url.path) { return url }
+        let building = scratch.file("building-\(name).sqlite")
+        DatabaseFiles.remove(building)
+        try build(building)
+        // Another process may build the same template meanwhile: each renames its own complete copy into place, the
+        // main file last, so that a template whose main file exists is whole.
+        let partial = URL(fileURLWithPath: url.path + ".\(getpid()).partial")
+        try DatabaseFiles.copy(building, to: partial)
+        DatabaseFiles.remove(building)
+        for suffix in ["-wal", ""] where FileManager.default.fileExists(atPath: partial.path + suffix) {
+            guard rename(partial.path + suffix, url.path + suffix) == 0 else {
+                throw WorkloadMismatch(description: "could not move the template \(name) into place (errno \(errno))")
+            }
+        }
+        return url
+    }
+}
+
 /// Database files: a SQLite database is its main file plus `-wal` and `-shm` in WAL mode.
 public enum DatabaseFiles {
     public static func remove(_ url: URL) {

@@ -103,39 +103,20 @@ public final class WorkloadDriver<Library: PersistenceLibrary>: @unchecked Senda
         for library in open.values { try? library.close() }
     }
 
-    /// The templates live in the run's directory when the `run` script gives one, so that every benchmark process
-    /// of a run shares them; otherwise in this process's scratch directory.
+    /// The template database `name` of this library (see `TemplateFiles`).
     func templateURL(_ name: String) throws -> URL {
-        let directory: URL
-        if let shared = ProcessInfo.processInfo.environment["OPENCOREDATA_BENCHMARK_DIRECTORY"] {
-            directory = URL(fileURLWithPath: shared, isDirectory: true)
-        } else {
-            directory = scratch.url
-        }
-        let url = directory.appendingPathComponent("template-\(Library.name.filter(\.isLetter))-\(name).sqlite")
-        if FileManager.default.fileExists(atPath: url.path) { return url }
-        let building = scratch.file("building-\(name).sqlite")
-        DatabaseFiles.remove(building)
-        let library = try Library(url: building)
-        switch name {
-        case "items": try library.insertItems(Fixture.items)
-        case "cascade":
-            try library.insertParents(Fixture.batchCount, childrenEach: Fixture.childrenPerDeletedParent)
-        case "tree": try library.insertParents(Fixture.walkedParents, childrenEach: Fixture.childrenPerWalkedParent)
-        default: preconditionFailure("no template \(name)")
-        }
-        try library.close()
-        // Another process of the same run may build the same template meanwhile: each renames its own complete
-        // copy into place, the main file last, so that a template whose main file exists is whole.
-        let partial = URL(fileURLWithPath: url.path + ".\(getpid()).partial")
-        try DatabaseFiles.copy(building, to: partial)
-        DatabaseFiles.remove(building)
-        for suffix in ["-wal", ""] where FileManager.default.fileExists(atPath: partial.path + suffix) {
-            guard rename(partial.path + suffix, url.path + suffix) == 0 else {
-                throw WorkloadMismatch(description: "could not move the template \(name) into place (errno \(errno))")
+        try TemplateFiles.url(named: "\(Library.name.filter(\.isLetter))-\(name)", in: scratch) { building in
+            let library = try Library(url: building)
+            switch name {
+            case "items": try library.insertItems(Fixture.items)
+            case "cascade":
+                try library.insertParents(Fixture.batchCount, childrenEach: Fixture.childrenPerDeletedParent)
+            case "tree":
+                try library.insertParents(Fixture.walkedParents, childrenEach: Fixture.childrenPerWalkedParent)
+            default: preconditionFailure("no template \(name)")
             }
+            try library.close()
         }
-        return url
     }
 
     /// A fresh copy of a template, opened.
