@@ -211,46 +211,56 @@ extension NSSQLiteStore {
                 statement.bind(entity.number, at: 2)
                 statement.bind(Int64(1), at: 3)
                 try _bindColumns(
-                    plan.columns, plan.writes, of: inserted[index], to: statement, from: 4, mapping: mapping)
+                    plan.columns, plan.writes, of: inserted.baseAddress! + index, to: statement, from: 4,
+                    mapping: mapping)
                 while try statement.step() {}
                 result.versions[objectID] = 1
             }
         }
         // 3. Updates: the changed columns, and a new version even when only to-many relationships changed.
-        var previousUpdate:
-            (
-                entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, plan: SQLiteUpdatePlan,
-                statement: SQLiteStatement
-            )?
-        // (Each change is read in place, through the buffer: a copy of one retains and releases its references.)
-        func update(_ change: StoreSaveObject, entity: SQLiteEntityMapping, key: Int64) throws {
-            let checked = !change.forced
-            let plan: SQLiteUpdatePlan
-            let statement: SQLiteStatement
+        var previousUpdate: SQLitePreparedUpdate?
+        // The change is read where it lies in the list, and the statement and plan through the prepared update that
+        // holds them: passed by value or copied to locals, each was a retain and a release for every updated row.
+        func update(_ change: UnsafePointer<StoreSaveObject>, entity: SQLiteEntityMapping, key: Int64) throws {
+            let checked = !change.pointee.forced
+            let prepared: SQLitePreparedUpdate
             if let previous = previousUpdate, previous.entity === entity, previous.checked == checked,
-                previous.slots == change.changedSlots
+                previous.slots == change.pointee.changedSlots
             {
-                plan = previous.plan
-                statement = previous.statement
-                statement.rewind()
-                if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(plan.sql) }
+                prepared = previous
+                prepared.statement.rewind()
+                if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(prepared.plan.sql) }
             } else {
-                plan = _updatePlan(for: entity, slots: change.changedSlots, checked: checked, mapping: mapping)
-                statement = try connection.statement(plan.sql)
-                previousUpdate = (entity, change.changedSlots, checked, plan, statement)
+                let slots = change.pointee.changedSlots
+                let plan = _updatePlan(for: entity, slots: slots, checked: checked, mapping: mapping)
+                prepared = SQLitePreparedUpdate(
+                    entity: entity, slots: slots, checked: checked, plan: plan,
+                    statement: try connection.statement(plan.sql))
+                previousUpdate = prepared
             }
-            let version = (checked ? change.expectedVersion : current[change.objectID] ?? change.expectedVersion) + 1
+            let expected = change.pointee.expectedVersion
+            let version = (checked ? expected : current[change.pointee.objectID] ?? expected) + 1
+            let statement = prepared.statement
             statement.bind(version, at: 1)
-            try _bindColumns(plan.columns, plan.writes, of: change, to: statement, from: 2, mapping: mapping)
-            statement.bind(key, at: Int32(plan.writes.count + 2))
-            if checked { statement.bind(change.expectedVersion, at: Int32(plan.writes.count + 3)) }
+            try _bindColumns(
+                prepared.plan.columns, prepared.plan.writes, of: change, to: statement, from: 2, mapping: mapping)
+            let count = Int32(prepared.plan.writes.count)
+            statement.bind(key, at: count + 2)
+            if checked { statement.bind(expected, at: count + 3) }
             while try statement.step() {}
             if checked, connection.changes != 1 { throw SQLiteVersionMismatch() }
-            result.versions[change.objectID] = version
+            result.versions[change.pointee.objectID] = version
         }
         let updates = try _inKeyOrder(changes.updated, mapping: mapping)
         try changes.updated.withUnsafeBufferPointer { updated in
-            for (index, entity, key) in updates { try update(updated[index], entity: entity, key: key) }
+            try updates.withUnsafeBufferPointer { updates in
+                guard let first = updated.baseAddress else { return }
+                for position in updates.indices {
+                    // (The list holds the entity mappings; the model mapping holds them all.)
+                    unowned(unsafe) let entity = updates[position].entity
+                    try update(first + updates[position].index, entity: entity, key: updates[position].key)
+                }
+            }
         }
         // 4. To-many relationships: join rows and ordered positions.
         for (changes, inserted) in [(changes.inserted, true), (changes.updated, false)] {
@@ -494,19 +504,21 @@ extension NSSQLiteStore {
     /// attribute types go straight from the stored value to `sqlite3_bind_*`.
     @inline(__always)
     private func _bindColumns(
-        _ columns: [SQLiteColumnWrite], _ writes: [SQLiteWrite], of change: StoreSaveObject,
+        _ columns: [SQLiteColumnWrite], _ writes: [SQLiteWrite], of change: UnsafePointer<StoreSaveObject>,
         to statement: SQLiteStatement, from first: Int32, mapping: SQLiteModelMapping
     ) throws {
-        // (`change.values` read in place, not copied to a local: a copy is a retain and a release per change.)
+        // (The change read where it lies, and its values in place, not copied to a local: a copy is a retain and a
+        // release of each reference, per change.)
         for offset in columns.indices {
             let column = columns[offset]
             let index = first + Int32(offset)
-            if column.slot >= 0, column.slot < change.values.count,
-                SQLiteValueCoding.bindDirectly(change.values[column.slot], type: column.type, to: statement, at: index)
+            if column.slot >= 0, column.slot < change.pointee.values.count,
+                SQLiteValueCoding.bindDirectly(
+                    change.pointee.values[column.slot], type: column.type, to: statement, at: index)
             {
                 continue
             }
-            statement.bind(try _value(writes[offset], of: change, mapping: mapping), at: index)
+            statement.bind(try _value(writes[offset], of: change.pointee, mapping: mapping), at: index)
         }
     }
 

@@ -59,6 +59,26 @@ final class SQLiteUpdatePlan {
     }
 }
 
+/// An UPDATE prepared for rows of one entity with one set of changed slots, kept while a save updates rows of that
+/// shape one after another.
+final class SQLitePreparedUpdate {
+    let entity: SQLiteEntityMapping
+    let slots: SlotSet
+    let checked: Bool
+    let plan: SQLiteUpdatePlan
+    let statement: SQLiteStatement
+
+    init(
+        entity: SQLiteEntityMapping, slots: SlotSet, checked: Bool, plan: SQLiteUpdatePlan, statement: SQLiteStatement
+    ) {
+        self.entity = entity
+        self.slots = slots
+        self.checked = checked
+        self.plan = plan
+        self.statement = statement
+    }
+}
+
 /// A column write reduced to what binding a stored attribute value needs: plain numbers, which a loop over a row's
 /// columns reads without retaining anything (going through `SQLiteWrite` retains and releases its description for
 /// every column of every row). Other writes have no slot and go through `SQLiteWrite`.
