@@ -4,8 +4,9 @@ import Synchronization
 /// slot order (inherited first, so a subentity's slots extend its superentity's), lookups by name, and what kind of
 /// value each slot holds.
 package final class EntityCache: @unchecked Sendable {
-    // @unchecked: every stored property is a constant (the one atomic aside); its default values (`initialValues`, `transientDefaults`)
-    // are attribute values, never objects, the only cases of `StoredValue` that are not `Sendable`.
+    // @unchecked: every stored property is a constant (the one atomic aside); its default values (`initialValues`,
+    // `transientDefaults`) are attribute values, never objects, the only cases of `StoredValue` that are not
+    // `Sendable`.
     package enum SlotKind: Equatable {
         case attribute(NSAttributeType)
         case toOne
