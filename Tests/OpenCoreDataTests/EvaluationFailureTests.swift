@@ -64,6 +64,21 @@ import Testing
         _ = directory
     }
 
+    /// Of several failures, the error names the first: what went wrong first explains what followed.
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func theFirstOfSeveralFailuresIsReported(_ storeType: String) throws {
+        let (context, directory) = try Self.context(storeType)
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            request.predicate = try NSPredicate(validatingFormat: "nmae == 'Ada' OR lable == 'red'")
+            let error = try #require(throws: NSError.self) { try context.fetch(request) }
+            #expect(error.code == NSCoreDataError)
+            #expect(error.localizedDescription.contains("nmae"), "\(error.localizedDescription)")
+            #expect(!error.localizedDescription.contains("lable"), "\(error.localizedDescription)")
+        }
+        _ = directory
+    }
+
     /// Dictionaries answer a key they do not have with nil, as on Apple platforms.
     @Test func dictionariesAnswerUnknownKeysWithNil() {
         #expect(NSPredicate(format: "missing == nil").evaluate(with: ["name": "Ada"]))

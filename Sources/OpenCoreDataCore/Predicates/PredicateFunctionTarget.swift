@@ -43,23 +43,22 @@ enum PredicateFunctionDispatch {
 
     /// Where evaluation reports what it cannot do instead of stopping the program, while a caller evaluates
     /// expressions that come from files (a migration's mapping model) and turns the report into an error.
-    /// It keeps the first report: what went wrong first explains what followed.
-    final class UnansweredCallSink {
-        private(set) var firstReport: String?
-        func report(_ message: String) {
-            if firstReport == nil { firstReport = message }
-        }
-    }
-
-    static let unansweredCallSink = ThreadLocal<UnansweredCallSink>()
+    /// It keeps the first report, in a `String?` on the caller's stack: what went wrong first explains what
+    /// followed. (A fetch asks for reports every time; an object to keep them was an allocation per fetch.)
+    static let unansweredCallReport = ThreadLocalPointer()
 
     /// Runs `body` with evaluation failures — a method nobody answers, a `FETCH` without a context, `ANYKEY` —
     /// reported (the failing part then evaluates to `nil`) instead of stopping the program; returns `body`'s value
     /// and the first failure reported, if any.
     static func reportingUnansweredCalls<T>(_ body: () throws -> T) rethrows -> (value: T, firstFailure: String?) {
-        let sink = UnansweredCallSink()
-        let value = try withExtendedLifetime(sink) { try unansweredCallSink.withValue(sink, body) }
-        return (value, sink.firstReport)
+        var first: String?
+        let value = try withUnsafeMutablePointer(to: &first) { first in
+            let previous = unansweredCallReport.value
+            unansweredCallReport.value = UnsafeMutableRawPointer(first)
+            defer { unansweredCallReport.value = previous }
+            return try body()
+        }
+        return (value, first)
     }
 
     /// Runs `body` — a fetch, a save, a batch request — with evaluation failures reported, and throws Core Data's
@@ -79,8 +78,9 @@ enum PredicateFunctionDispatch {
 
     /// Reports `message` if a caller asked for reports; `false` if evaluation must stop the program instead.
     static func report(_ message: String) -> Bool {
-        guard let sink = unansweredCallSink.value else { return false }
-        sink.report(message)
+        guard let raw = unansweredCallReport.value else { return false }
+        let first = raw.assumingMemoryBound(to: String?.self)
+        if first.pointee == nil { first.pointee = message }
         return true
     }
 
