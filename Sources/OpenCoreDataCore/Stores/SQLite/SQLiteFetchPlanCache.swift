@@ -170,19 +170,11 @@ struct SQLiteFetchPlanCache {
             guard arguments.count < kinds.count, case .constant(let raw) = comparison.rightExpression.kind else {
                 return false
             }
-            // A number the predicate has classified already (as its evaluation does) binds as `binding(of:for:)`
-            // would bind it, without looking at its type again.
+            // A number the predicate has read already (for its evaluation) binds without its type asked again.
             if kinds[arguments.count] == .number, case .number(let number)? = comparison.rightConstant {
-                switch number {
-                case .int(let value):
-                    arguments.append(.integer(value))
-                    return true
-                case .double(let value):
-                    arguments.append(.real(value))
-                    return true
-                case .uint, .decimal:
-                    break
-                }
+                guard let value = try? SQLiteBinding.value(of: number) else { return false }
+                arguments.append(value)
+                return true
             }
             guard let constant = PredicateValueComparison.unwrap(raw),
                 case .value(let value)? = try? SQLiteBinding.binding(of: constant, for: kinds[arguments.count])

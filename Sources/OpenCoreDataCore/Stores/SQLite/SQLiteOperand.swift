@@ -78,6 +78,22 @@ enum SQLiteBinding {
 }
 
 extension SQLiteBinding {
+    /// How a number binds against a number column (a constant already read as one, as a comparison predicate keeps
+    /// its right-hand constant). Throws for numbers SQL cannot compare exactly.
+    static func value(of number: PredicateNumber) throws -> SQLiteValue {
+        switch number {
+        case .int(let value): return .integer(value)
+        case .double(let value): return .real(value)
+        case .uint: throw SQLiteUntranslatable("an unsigned integer beyond Int64")
+        case .decimal(let value):
+            // Bound as a decimal column would hold it; one it could not hold is compared in memory.
+            guard let stored = try? SQLiteValueCoding.storedDecimal(value) else {
+                throw SQLiteUntranslatable("a decimal constant that neither an integer nor a double holds")
+            }
+            return stored
+        }
+    }
+
     /// How `constant` binds against a column of `kind`. Throws for constants SQL cannot compare exactly
     /// (decimals that neither an integer nor a double names, unsigned integers beyond Int64).
     static func binding(of constant: Any, for kind: SQLiteValueKind) throws -> SQLiteBinding {
@@ -92,17 +108,7 @@ extension SQLiteBinding {
                 if let date = constant as? Date { return .value(.real(date.timeIntervalSinceReferenceDate)) }
                 return .incompatible
             }
-            switch number {
-            case .int(let value): return .value(.integer(value))
-            case .double(let value): return .value(.real(value))
-            case .uint: throw SQLiteUntranslatable("an unsigned integer beyond Int64")
-            case .decimal(let value):
-                // Bound as a decimal column would hold it; one it could not hold is compared in memory.
-                guard let stored = try? SQLiteValueCoding.storedDecimal(value) else {
-                    throw SQLiteUntranslatable("a decimal constant that neither an integer nor a double holds")
-                }
-                return .value(stored)
-            }
+            return .value(try value(of: number))
         case .string:
             guard let string = PredicateValueComparison.string(constant) else { return .incompatible }
             return .value(.text(string))
