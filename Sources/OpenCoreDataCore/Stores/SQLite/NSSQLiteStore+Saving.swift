@@ -82,31 +82,16 @@ extension NSSQLiteStore {
         do {
             let result: StoreSaveResult
             do {
-                result = try connection.transaction(immediate: true) {
-                    // Conflicts are resolved here, holding the write lock: the rows the merge policy reads cannot
-                    // change again before the resolved changes are written. Bounded all the same (a policy that
-                    // keeps changes it was shown to conflict would otherwise loop).
-                    var attempt = 0
-                    while true {
-                        attempt += 1
-                        guard let resolve = changes.resolveConflicts, attempt < 8 else {
-                            return try _write(changes, plist: plist, connection: connection, mapping: mapping)
-                        }
-                        try connection.execute("SAVEPOINT save_attempt")
-                        do {
-                            let result = try _write(changes, plist: plist, connection: connection, mapping: mapping)
-                            try connection.execute("RELEASE save_attempt")
-                            return result
-                        } catch is SQLiteVersionMismatch {
-                            try connection.execute("ROLLBACK TO save_attempt")
-                            try connection.execute("RELEASE save_attempt")
-                            let conflicts = StoreConflicts(
-                                try _conflicts(of: changes, connection: connection, mapping: mapping))
-                            _rememberCurrentRows(of: conflicts)
-                            changes = try resolve(conflicts)
-                            changes.resolveConflicts = resolve
-                        }
+                do {
+                    // The first attempt writes without a savepoint: undoing one takes a statement journal, which
+                    // SQLite fills with the original of every page the save changes (in a file, past 64 KiB), while
+                    // conflicts are rare and the transaction's own rollback undoes as much.
+                    result = try connection.transaction(immediate: true) {
+                        try _write(changes, plist: plist, connection: connection, mapping: mapping)
                     }
+                } catch is SQLiteVersionMismatch where changes.resolveConflicts != nil {
+                    result = try _writeResolvingConflicts(
+                        &changes, plist: plist, connection: connection, mapping: mapping)
                 }
             } catch is SQLiteVersionMismatch {
                 // Rolled back: now find every row that changed underneath the saving context, for its merge policy.
@@ -120,6 +105,39 @@ extension NSSQLiteStore {
             throw conflicts
         } catch let error as SQLiteError {
             throw error.coreDataError(url: _url, action: "saving to")
+        }
+    }
+
+    /// Writes `changes` after a first attempt met rows changed underneath: in a new transaction, the conflicts found
+    /// and resolved by the save's merge policy, then written, again while rows keep changing. Conflicts are resolved
+    /// holding the write lock, so the rows the policy reads cannot change again before its changes are written.
+    /// Bounded all the same (a policy that keeps changes it was shown to conflict would otherwise loop): the eighth
+    /// attempt's conflicts are thrown.
+    private func _writeResolvingConflicts(
+        _ changes: inout StoreSaveChanges, plist: Data?, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws -> StoreSaveResult {
+        guard let resolve = changes.resolveConflicts else { throw SQLiteVersionMismatch() }
+        return try connection.transaction(immediate: true) {
+            var attempt = 1
+            while true {
+                let conflicts = StoreConflicts(try _conflicts(of: changes, connection: connection, mapping: mapping))
+                _rememberCurrentRows(of: conflicts)
+                changes = try resolve(conflicts)
+                changes.resolveConflicts = resolve
+                attempt += 1
+                guard attempt < 8 else {
+                    return try _write(changes, plist: plist, connection: connection, mapping: mapping)
+                }
+                try connection.execute("SAVEPOINT save_attempt")
+                do {
+                    let result = try _write(changes, plist: plist, connection: connection, mapping: mapping)
+                    try connection.execute("RELEASE save_attempt")
+                    return result
+                } catch is SQLiteVersionMismatch {
+                    try connection.execute("ROLLBACK TO save_attempt")
+                    try connection.execute("RELEASE save_attempt")
+                }
+            }
         }
     }
 
