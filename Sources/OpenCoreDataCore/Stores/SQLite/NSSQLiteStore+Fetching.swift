@@ -160,7 +160,23 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 try _decodeRow(statement, of: table, mapping: mapping, values: values, destinations: &destinations))
         }
         statement.reset()
+        if plan.sortsByKey { Self._putInKeyOrder(&rows) }
         return rows
+    }
+
+    /// Sorts `rows` of one table by primary key, unless they are in that order already (as a scan of the table
+    /// returns them, and a search of an index for one value).
+    static func _putInKeyOrder(_ rows: inout [StoreRow]) {
+        let inOrder = rows.withUnsafeBufferPointer { rows in
+            var previous = Int64.min
+            for index in rows.indices {
+                let key = rows[index].objectID._primaryKey ?? .min
+                if key < previous { return false }
+                previous = key
+            }
+            return true
+        }
+        if !inOrder { rows.sort { ($0.objectID._primaryKey ?? .min) < ($1.objectID._primaryKey ?? .min) } }
     }
 
     /// The row of `table` at the statement's cursor (`Z_PK`, `Z_ENT`, `Z_OPT`, then the table's columns if

@@ -74,6 +74,7 @@ struct SQLiteFetchPlanCache {
 
     private struct Entry {
         let sql: String
+        let sortsByKey: Bool
     }
 
     /// A plan found for a request whose predicate was made from a parsed format (`NSPredicate._formatTemplate`):
@@ -92,6 +93,7 @@ struct SQLiteFetchPlanCache {
         let template: NSPredicate
         let entity: SQLiteEntityMapping
         let sql: String
+        let sortsByKey: Bool
         /// The kind of column each constant is compared with, in the order the predicate is walked.
         let kinds: [SQLiteValueKind]
     }
@@ -157,7 +159,7 @@ struct SQLiteFetchPlanCache {
             arguments.count == entry.kinds.count
         else { return nil }
         Self.append(limit, to: &arguments)
-        return SQLiteFetchPlan(sql: entry.sql, arguments: arguments, isComplete: true)
+        return SQLiteFetchPlan(sql: entry.sql, arguments: arguments, isComplete: true, sortsByKey: entry.sortsByKey)
     }
 
     /// Appends the bound values of `predicate`'s constants, walked in the order `appendSteps` walks them; `false` if
@@ -263,12 +265,12 @@ struct SQLiteFetchPlanCache {
     /// request's values need SQL of their own.
     mutating func plan(for parts: Parts) -> SQLiteFetchPlan? {
         guard let entry = entries[parts.shape], let arguments = Self.arguments(of: parts) else { return nil }
-        rememberTemplate(of: parts, sql: entry.sql)
-        return SQLiteFetchPlan(sql: entry.sql, arguments: arguments, isComplete: true)
+        rememberTemplate(of: parts, entry: entry)
+        return SQLiteFetchPlan(sql: entry.sql, arguments: arguments, isComplete: true, sortsByKey: entry.sortsByKey)
     }
 
-    /// Keeps `sql` for later requests whose predicates are made from the same template as `parts`' request.
-    private mutating func rememberTemplate(of parts: Parts, sql: String) {
+    /// Keeps `entry` for later requests whose predicates are made from the same template as `parts`' request.
+    private mutating func rememberTemplate(of parts: Parts, entry: Entry) {
         guard let template = parts.template else { return }
         let shape = parts.shape
         let key = TemplateKey(
@@ -276,7 +278,8 @@ struct SQLiteFetchPlanCache {
             includesSubentities: shape.includesSubentities, isLimited: shape.isLimited)
         if byTemplate.count >= Self.capacity { byTemplate.removeAll(keepingCapacity: true) }
         byTemplate[key] = TemplateEntry(
-            template: template, entity: shape.entity, sql: sql, kinds: parts.constants.map(\.kind))
+            template: template, entity: shape.entity, sql: entry.sql, sortsByKey: entry.sortsByKey,
+            kinds: parts.constants.map(\.kind))
     }
 
     /// Keeps the generator's `plan` for `parts`' shape if it is complete and binds exactly the values the cache
@@ -286,8 +289,9 @@ struct SQLiteFetchPlanCache {
             arguments == plan.arguments
         else { return }
         if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-        entries[parts.shape] = Entry(sql: plan.sql)
-        rememberTemplate(of: parts, sql: plan.sql)
+        let entry = Entry(sql: plan.sql, sortsByKey: plan.sortsByKey)
+        entries[parts.shape] = entry
+        rememberTemplate(of: parts, entry: entry)
     }
 
     /// Forgets every plan (the store's schema or mapping changed).

@@ -7,6 +7,9 @@ struct SQLiteFetchPlan {
     var isComplete: Bool
     /// Why the SQL does not apply the whole request, when it does not.
     var untranslatable: [String] = []
+    /// Whether the rows are put in primary-key order once read: the SQL has no `ORDER BY`, so that SQLite may take
+    /// them from an index (see `SQLiteQueryGenerator.plan`).
+    var sortsByKey = false
 }
 
 /// Turns fetch requests into SQL over the store's tables (STYLE.md: SQL generation has its own files and its own
@@ -52,9 +55,6 @@ struct SQLiteQueryGenerator {
                 untranslatable.append((error as? SQLiteUntranslatable)?.reason ?? "\(error)")
             }
         }
-        // The primary key breaks ties, so that results are deterministic and equal to a stable in-memory sort of
-        // the candidates, which come in primary-key order.
-        order.append("t0.Z_PK")
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         var limitClause = ""
         if isComplete, request.fetchLimit > 0 || request.fetchOffset > 0 {
@@ -62,6 +62,13 @@ struct SQLiteQueryGenerator {
             limitClause =
                 " LIMIT \(context.bind(.integer(limit))) OFFSET \(context.bind(.integer(Int64(request.fetchOffset))))"
         }
+        // Results come in primary-key order, or sorted with the primary key breaking ties, so that they are
+        // deterministic and equal to a stable in-memory sort of the candidates. Without sort descriptors or a limit,
+        // the rows are put in key order after they are read instead of by `ORDER BY Z_PK`, which makes SQLite scan
+        // the whole table in key order rather than search an index on the predicate's column and sort.
+        let sortsByKey = order.isEmpty && limitClause.isEmpty
+        order.append("t0.Z_PK")
+        let orderClause = sortsByKey ? "" : " ORDER BY " + order.joined(separator: ", ")
         let from = scope.fromClause
         let sql: String
         switch selection {
@@ -72,20 +79,18 @@ struct SQLiteQueryGenerator {
                 : "SELECT COUNT(*) FROM (SELECT 1 FROM \(from)\(whereClause)\(limitClause))"
         case .properties(let names) where isComplete:
             sql =
-                "SELECT \(partialSelectList(entity, names)) FROM \(from)\(whereClause) ORDER BY "
-                + order.joined(separator: ", ") + limitClause
+                "SELECT \(partialSelectList(entity, names)) FROM \(from)\(whereClause)\(orderClause)\(limitClause)"
         case .keys where isComplete:
             sql =
-                "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT FROM \(from)\(whereClause) ORDER BY "
-                + order.joined(separator: ", ") + limitClause
+                "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT FROM \(from)\(whereClause)\(orderClause)\(limitClause)"
         default:
             // Rows for memory to finish must carry their values: the predicate is evaluated against them.
             sql =
-                "SELECT \(entity.table.selectList(alias: "t0")) FROM \(from)\(whereClause) ORDER BY "
-                + order.joined(separator: ", ") + limitClause
+                "SELECT \(entity.table.selectList(alias: "t0")) FROM \(from)\(whereClause)\(orderClause)\(limitClause)"
         }
         return SQLiteFetchPlan(
-            sql: sql, arguments: context.arguments, isComplete: isComplete, untranslatable: untranslatable)
+            sql: sql, arguments: context.arguments, isComplete: isComplete, untranslatable: untranslatable,
+            sortsByKey: sortsByKey)
     }
 
     /// The select list of a partial fetch: the keys, then each column of the table if it holds a named property of
