@@ -46,15 +46,27 @@ extension PostgreSQLStore {
         let (connection, schema) = try openForWriting()
         defer { forgetRows(of: changes) }
         let metadataChanged = metadata.map { storedMetadata?.isEqual(to: $0) != true } ?? false
+        /// Ends a transaction that wrote the changes: the metadata, and the notice of the commit.
+        func finish(_ result: StoreSaveResult) throws -> StoreSaveResult {
+            if metadataChanged, let metadata {
+                try writeMetadata(metadata, connection: connection, schema: schema)
+            }
+            // Delivered when the transaction commits, to every process that listens for this store's commits.
+            try notifyCommit(connection)
+            return result
+        }
         do {
-            return try connection.transaction {
-                let result = try writeResolvingConflicts(changes, connection: connection, schema: schema)
-                if metadataChanged, let metadata {
-                    try writeMetadata(metadata, connection: connection, schema: schema)
+            do {
+                // The first attempt writes without a savepoint, which would cost every save two round trips: a
+                // conflict rolls the transaction back, and the next one resolves it holding the rows' locks.
+                return try connection.transaction {
+                    try finish(try write(changes, connection: connection, schema: schema))
                 }
-                // Delivered when the transaction commits, to every process that listens for this store's commits.
-                try notifyCommit(connection)
-                return result
+            } catch let mismatch as VersionMismatch where changes.resolveConflicts != nil {
+                return try connection.transaction {
+                    try finish(
+                        try writeResolvingConflicts(changes, after: mismatch, connection: connection, schema: schema))
+                }
             }
         } catch let mismatch as VersionMismatch {
             // Rolled back: the rows as they are now, for the merge policy.
@@ -72,38 +84,41 @@ extension PostgreSQLStore {
         }
     }
 
-    /// Writes the changes; where rows moved on, locks them (`FOR UPDATE`), lets the saving context's merge policy
-    /// resolve the conflicts against them as they are now, and writes what it decides instead — in the same
-    /// transaction, so that no other writer can change those rows again in between (resolving after a rollback let
-    /// another process slip in each time, and a trump policy gave up under contention). Bounded all the same.
+    /// Writes the changes after a first attempt met rows that moved on (`mismatch`): locks those rows (`FOR UPDATE`),
+    /// lets the saving context's merge policy resolve the conflicts against them as they are now, and writes what it
+    /// decides instead — in one transaction, so that no other writer can change those rows again in between (resolving
+    /// after a rollback let another process slip in each time, and a trump policy gave up under contention). Later
+    /// attempts run in savepoints; bounded all the same.
     private func writeResolvingConflicts(
-        _ changes: StoreSaveChanges, connection: PostgreSQLConnection, schema: PostgreSQLSchema
+        _ changes: StoreSaveChanges, after mismatch: VersionMismatch, connection: PostgreSQLConnection,
+        schema: PostgreSQLSchema
     ) throws -> StoreSaveResult {
         var changes = changes
-        var attempt = 0
+        var mismatch = mismatch
+        var attempt = 1
         while true {
-            attempt += 1
-            guard let resolve = changes.resolveConflicts, attempt < 8 else {
-                return try write(changes, connection: connection, schema: schema)
+            guard let resolve = changes.resolveConflicts else { throw mismatch }
+            let expected = Dictionary(
+                [changes.updated, changes.deleted].joined().map { ($0.objectID, $0.expectedVersion) },
+                uniquingKeysWith: { first, _ in first })
+            let conflicts = try mismatch.objectIDs.map { objectID in
+                StoreConflict(
+                    objectID: objectID, current: try row(for: objectID, locking: true),
+                    expectedVersion: expected[objectID] ?? 0)
             }
+            changes = try resolve(StoreConflicts(conflicts))
+            changes.resolveConflicts = resolve
+            attempt += 1
+            guard attempt < 8 else { return try write(changes, connection: connection, schema: schema) }
             try connection.query("SAVEPOINT save_attempt")
             do {
                 let result = try write(changes, connection: connection, schema: schema)
                 try connection.query("RELEASE SAVEPOINT save_attempt")
                 return result
-            } catch let mismatch as VersionMismatch {
+            } catch let next as VersionMismatch {
                 try connection.query("ROLLBACK TO SAVEPOINT save_attempt")
                 try connection.query("RELEASE SAVEPOINT save_attempt")
-                let expected = Dictionary(
-                    [changes.updated, changes.deleted].joined().map { ($0.objectID, $0.expectedVersion) },
-                    uniquingKeysWith: { first, _ in first })
-                let conflicts = try mismatch.objectIDs.map { objectID in
-                    StoreConflict(
-                        objectID: objectID, current: try row(for: objectID, locking: true),
-                        expectedVersion: expected[objectID] ?? 0)
-                }
-                changes = try resolve(StoreConflicts(conflicts))
-                changes.resolveConflicts = resolve
+                mismatch = next
             }
         }
     }
