@@ -13,13 +13,8 @@ import Testing
     static func model() -> NSManagedObjectModel {
         let reading = NSEntityDescription()
         reading.name = "Reading"
-        let rank = NSAttributeDescription()
-        rank.name = "rank"
-        rank.attributeType = .integer64AttributeType
-        let label = NSAttributeDescription()
-        label.name = "label"
-        label.attributeType = .stringAttributeType
-        reading.properties = [rank, label]
+        let rank = CompanyModel.attribute("rank", .integer64AttributeType)
+        reading.properties = [rank, CompanyModel.attribute("label", .stringAttributeType)]
         let byRank = NSFetchIndexElementDescription(property: rank, collationType: .binary)
         reading.indexes = [NSFetchIndexDescription(name: "byRank", elements: [byRank])]
         let model = NSManagedObjectModel()
