@@ -137,6 +137,20 @@ final class CapturingLogHandler: LogHandler, @unchecked Sendable {
         #expect(!lines.contains { $0.hasPrefix("CoreData: details:") })
     }
 
+    /// A save that meets no conflict runs in its transaction alone, though its context has a merge policy: a
+    /// savepoint would have SQLite keep the original of every page the save changes in a statement journal (a
+    /// temporary file, for a large save).
+    @Test func aSaveWithoutConflictsOpensNoSavepoint() throws {
+        let token = UUID().uuidString
+        let lines = try Self.run(level: 1, token: token)
+        let insert = try #require(
+            lines.firstIndex { $0.hasPrefix("CoreData: sql: INSERT INTO ZSQLDEBUGPROBE") }, "\(lines)")
+        let begin = try #require(lines[..<insert].lastIndex(of: "CoreData: sql: BEGIN IMMEDIATE"), "\(lines)")
+        let commit = try #require(lines[insert...].firstIndex(of: "CoreData: sql: COMMIT"), "\(lines)")
+        let save = lines[begin...commit]
+        #expect(!save.contains { $0.contains("SAVEPOINT") || $0.contains("RELEASE") }, "\(save)")
+    }
+
     @Test func levelTwoAddsTheBoundValues() throws {
         let token = UUID().uuidString
         let lines = Self.ownLines(try Self.run(level: 2, token: token), token: token)

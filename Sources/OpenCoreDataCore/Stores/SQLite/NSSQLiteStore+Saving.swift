@@ -108,9 +108,9 @@ extension NSSQLiteStore {
         }
     }
 
-    /// Writes `changes` after a first attempt met rows changed underneath: in a new transaction, the conflicts found
-    /// and resolved by the save's merge policy, then written, again while rows keep changing. Conflicts are resolved
-    /// holding the write lock, so the rows the policy reads cannot change again before its changes are written.
+    /// Writes `changes` after a first attempt met rows changed underneath. In a new transaction, holding the write
+    /// lock (so that the rows the merge policy reads cannot change again before its answer is written): finds the
+    /// conflicts, lets the save's policy resolve them and writes its answer, each later attempt in a savepoint.
     /// Bounded all the same (a policy that keeps changes it was shown to conflict would otherwise loop): the eighth
     /// attempt's conflicts are thrown.
     private func _writeResolvingConflicts(
