@@ -7,7 +7,6 @@ extension NSManagedObjectContext {
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         _assertOnQueue()
         if let objectClass = T.self as? NSManagedObject.Type { ManagedObjectClassRegistry.register(objectClass) }
-        let results: [NSFetchRequestResult]
         // A predicate from a user or a file may name a key the entity lacks, or a method nobody answers: the fetch
         // throws (Apple raises an exception) instead of stopping the program.
         let outcome = try PredicateFunctionDispatch.throwingEvaluationFailures(
@@ -30,23 +29,17 @@ extension NSManagedObjectContext {
             {
                 return unsafeBitCast(objects, to: [T].self)
             }
-            var typed: [T] = []
-            typed.reserveCapacity(objects.count)
-            for object in objects {
-                guard let result = object as? T else {
-                    preconditionFailure(
-                        """
-                        The fetch of '\(request.entityName ?? "")' returned a \(type(of: object)), not a \(T.self): set \
-                        the entity's managedObjectClassName (representedClassName in Xcode's editor) to the class
-                        """)
-                }
-                typed.append(result)
-            }
-            return typed
-        case .results(let other):
-            results = other
+            return Self._cast(objects, of: request)
+        case .results(let results):
+            return Self._cast(results, of: request)
         }
-        return results.map { result in
+    }
+
+    /// `results` cast one by one to the request's result type. Apart from `fetch(_:)`, whose every call would
+    /// otherwise look up the metadata of `T?` that only these casts need.
+    @inline(never)
+    private static func _cast<T, Element>(_ results: [Element], of request: NSFetchRequest<T>) -> [T] {
+        results.map { result in
             guard let typed = result as? T else {
                 preconditionFailure(
                     """
@@ -81,15 +74,26 @@ extension NSManagedObjectContext {
         guard let name = request._entityName else {
             preconditionFailure("executeFetchRequest: A fetch request must have an entity.")
         }
-        guard let entity = _model.entitiesByName[name] else {
+        // Code fetches by the same name again and again; the model, through the parent, and a dictionary lookup that
+        // hashes the name were a fiftieth of a lookup by an indexed attribute.
+        if let entity = _lastFetchedEntity, _lastFetchedEntityName == name { return entity }
+        let model = _model
+        guard let entity = model.entitiesByName[name] else {
             preconditionFailure(
                 "executeFetchRequest: could not locate an entity named '\(name)' in the context's model")
+        }
+        // Only where the model cannot change under the context (as for `_entity(for:)`).
+        if !model._isEditable, _parentContext == nil {
+            _lastFetchedEntityName = name
+            _lastFetchedEntity = entity
         }
         return entity
     }
 
     /// Whether unsaved changes in this context concern objects of `entity`.
     func _hasPendingChanges(for entity: NSEntityDescription, includingSubentities: Bool) -> Bool {
+        // Most fetches come from a context without changes; asking each set for its values retains its storage.
+        if _inserted.isEmpty, _updated.isEmpty, _deleted.isEmpty { return false }
         func concerns(_ object: NSManagedObject) -> Bool {
             includingSubentities ? object._entity.isKindOf(entity: entity) : object._entity === entity
         }
@@ -233,7 +237,9 @@ extension NSManagedObjectContext {
             if !slots.isEmpty { _partialObjects[ObjectIdentifier(object)] = slots }
         }
         var lastClass = LastObjectClass()
-        func register(_ pointer: UnsafePointer<StoreRow>) {
+        // Returns the object rather than appending it: an array that a nested function changes is checked for
+        // exclusive access at run time on every append.
+        func register(_ pointer: UnsafePointer<StoreRow>) -> NSManagedObject {
             if let registered = _registry[pointer.pointee.objectID]?.takeUnretainedValue() {
                 if registered._values.isEmpty, loadsValues, !pointer.pointee.values.isEmpty {
                     registered._values = pointer.pointee.values
@@ -261,8 +267,7 @@ extension NSManagedObjectContext {
                     registered._version = pointer.pointee.version
                     registered.awakeFromSnapshotEvents(.refresh)
                 }
-                objects.append(registered)
-                return
+                return registered
             }
             let object = _materialize(
                 pointer.pointee.objectID, row: loadsValues && !pointer.pointee.values.isEmpty ? pointer : nil,
@@ -276,13 +281,13 @@ extension NSManagedObjectContext {
             } else {
                 object.awakeFromFetch()
             }
-            objects.append(object)
+            return object
         }
         // The rows are read in place: a copy of each would retain and release its ID and values.
         rows.withUnsafeBufferPointer { rows in
             guard let first = rows.baseAddress else { return }
             for pointer in first..<first + rows.count {
-                register(pointer)
+                objects.append(register(pointer))
             }
         }
         return objects

@@ -102,6 +102,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// context on a coordinator, whose model never changes; cleared when the context's coordinator or parent is set.
     @exclusivity(unchecked) var _lastEntityClass: ObjectIdentifier?
     @exclusivity(unchecked) var _lastEntityOfClass: NSEntityDescription?
+    /// The entity name a fetch request named last, and its entity in the context's model (see `_resolveEntity(_:)`):
+    /// kept and cleared as `_lastEntityClass` is.
+    @exclusivity(unchecked) var _lastFetchedEntityName: String?
+    @exclusivity(unchecked) var _lastFetchedEntity: NSEntityDescription?
     var _automaticallyMergesChangesFromParent = false
 
     /// Information of the user's own, as Apple's `userInfo`.
@@ -160,6 +164,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             _parentStore = newValue
             _lastEntityClass = nil
             _lastEntityOfClass = nil
+            _lastFetchedEntityName = nil
+            _lastFetchedEntity = nil
             newValue?._registerRootContext(self)
         }
     }
@@ -177,6 +183,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             _parentStore = newValue
             _lastEntityClass = nil
             _lastEntityOfClass = nil
+            _lastFetchedEntityName = nil
+            _lastFetchedEntity = nil
             newValue?._registerChild(self)
         }
     }
@@ -186,8 +194,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// to take up (see `_adoptPermanentIDs()`). Used on this context's queue.
     var _successors: [NSManagedObjectID: NSManagedObjectID] = [:]
     /// Temporary IDs of objects this context saved into its parent context, whose permanent IDs the parent may
-    /// give them when it saves in turn.
-    var _awaitingPermanentIDs: [NSManagedObjectID] = []
+    /// give them when it saves in turn. Read at the start of every fetch, on the queue: not checked for exclusivity.
+    @exclusivity(unchecked) var _awaitingPermanentIDs: [NSManagedObjectID] = []
 
     func _registerChild(_ child: NSManagedObjectContext) {
         _children.removeAll { $0.context == nil }

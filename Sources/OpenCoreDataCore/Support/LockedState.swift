@@ -8,8 +8,9 @@ import Foundation
 /// and a false report there hides real ones). `NSLock` is a pthread mutex, which ThreadSanitizer follows.
 /// Guarded by `LockedStateTests`.
 final class LockedState<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched inside `withLock`, under `lock`.
-    private var value: Value
+    // @unchecked: `value` is only touched inside `withLock`, under `lock`. For the same reason its accesses are not
+    // checked for exclusivity at run time (a check the lock makes redundant, on every lookup's format cache and ID).
+    @exclusivity(unchecked) private var value: Value
     private let lock = NSLock()
 
     init(_ value: Value) { self.value = value }
