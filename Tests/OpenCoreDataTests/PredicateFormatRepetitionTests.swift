@@ -44,6 +44,29 @@ import Testing
         }
     }
 
+    /// One-argument comparisons with a modifier, options or an operator that takes a collection, several formats
+    /// taking turns: each call is the predicate of its own format and argument, as the parser makes it.
+    @Test func oneArgumentComparisonsTakingTurns() {
+        let cases: [(format: String, arguments: [Any], literal: String, matching: [String: Any])] = [
+            ("ANY tags == %@", ["red"], "ANY tags == 'red'", ["tags": ["blue", "red"]]),
+            ("name BEGINSWITH[cd] %@", ["ÉL"], "name BEGINSWITH[cd] 'ÉL'", ["name": "eleanor"]),
+            ("v BETWEEN %@", [[2, 4]], "v BETWEEN {2, 4}", ["v": 3]),
+            ("v IN %@", [[7, 8]], "v IN {7, 8}", ["v": 8]),
+            ("ANY tags == %@", ["blue"], "ANY tags == 'blue'", ["tags": ["blue"]]),
+            ("name BEGINSWITH[cd] %@", ["an"], "name BEGINSWITH[cd] 'an'", ["name": "Ann"]),
+            ("v BETWEEN %@", [[10, 20]], "v BETWEEN {10, 20}", ["v": 20]),
+            ("v IN %@", [[1]], "v IN {1}", ["v": 1]),
+        ]
+        for (format, arguments, literal, matching) in cases {
+            let predicate = NSPredicate(format: format, argumentArray: arguments)
+            let expected = NSPredicate(format: literal)
+            #expect(predicate == expected, "\(format) with \(arguments)")
+            #expect(predicate.predicateFormat == expected.predicateFormat)
+            #expect(predicate.evaluate(with: matching), "\(format) with \(arguments)")
+            #expect(!predicate.evaluate(with: ["v": 0, "name": "zed", "tags": ["green"]]))
+        }
+    }
+
     @Test func keyPathArgumentsNameTheirOwnKeys() {
         for key in ["age", "name", "age"] {
             let predicate = NSPredicate(format: "%K == %@", key, "x")

@@ -9,7 +9,7 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
         if request.affectedStores == nil, case .unpinned = context._queryGeneration,
             let route = _withLock({ _onlyStoreRoute }), entity._model === _managedObjectModel
         {
-            return try _fetchRows(request, from: route.store, backend: route.backend, concurrent: route.concurrent)
+            return try _fetchRows(request, through: route)
         }
         var stores = _withLock { _stores(for: entity) }
         if let affected = request.affectedStores {
@@ -29,6 +29,19 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
     ) throws -> StoreFetchResult {
         try _fetchRows(
             request, from: store, backend: backend, concurrent: backend as? PersistentStoreConcurrentFetching)
+    }
+
+    /// `_fetchRows(_:from:backend:concurrent:)` with the parts of `route`, read from it where they are used: passed
+    /// as arguments, each would be retained, and a store's retains take the slow path (its objects' IDs reference it
+    /// weakly).
+    private func _fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, through route: StoreRoute) throws
+        -> StoreFetchResult
+    {
+        guard let concurrent = route.concurrent else {
+            return try route.store._serialized { try route.backend.fetchRows(request) }
+        }
+        return try route.store._serialized(
+            { try route.backend.fetchRows(request) }, orBeside: { try concurrent.fetchRowsBesideOtherCalls(request) })
     }
 
     private func _fetchRows(

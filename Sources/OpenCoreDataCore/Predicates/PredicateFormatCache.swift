@@ -16,11 +16,50 @@ import Foundation
 /// arguments, equals what the parser made of them.
 enum PredicateFormatCache {
     /// A parsed format: the predicate with placeholders, and the conversion of each argument (`@`, `d`, `f`…).
-    private struct Template {
+    /// A class, so that taking one out of the cache is one retain rather than one for each of its parts.
+    private final class Template {
         let predicate: NSPredicate
         let conversions: [String]
         /// Where each argument is in the format, for `argumentExpression`.
         let tokens: [PredicateToken]
+        /// For the commonest format, one comparison of a key path with one argument (`serial == %lld`): the parts
+        /// of the comparison, made once. `instantiate` would make the same predicate by way of copies of the
+        /// expressions' contents and an array of leaves.
+        let comparison: Comparison?
+
+        init(predicate: NSPredicate, conversions: [String], tokens: [PredicateToken]) {
+            self.predicate = predicate
+            self.conversions = conversions
+            self.tokens = tokens
+            comparison = conversions.count == 1 ? Comparison(predicate) : nil
+        }
+    }
+
+    /// A template `keyPath <operator> $argument0` (modifier, options and all), whose predicates differ only in the
+    /// argument's expression. The key path expression is shared, as `instantiate` shares it.
+    private struct Comparison {
+        let left: NSExpression
+        let modifier: NSComparisonPredicate.Modifier
+        let type: NSComparisonPredicate.Operator
+        let options: NSComparisonPredicate.Options
+
+        init?(_ predicate: NSPredicate) {
+            guard let comparison = predicate as? NSComparisonPredicate, comparison.customSelector == nil,
+                case .keyPath(_, _, nil) = comparison.leftExpression.kind,
+                case .variable(let name) = comparison.rightExpression.kind, name == PredicateFormatCache.placeholder(0)
+            else { return nil }
+            left = comparison.leftExpression
+            modifier = comparison.comparisonPredicateModifier
+            type = comparison.predicateOperatorType
+            options = comparison.options
+        }
+    }
+
+    /// The kept templates, and the last one asked for: a format asked for again and again (a string literal, as
+    /// formats are) is recognized by comparing it with the last one, without hashing it.
+    private struct Templates {
+        var byFormat: [String: Template] = [:]
+        var last: (format: String, template: Template)?
     }
 
     /// Formats kept at most; a full cache starts again empty.
@@ -30,7 +69,7 @@ enum PredicateFormatCache {
     /// The most arguments of a kept format.
     static let maximumArguments = 32
 
-    private static let templates = LockedState<[String: Template]>([:])
+    private static let templates = LockedState(Templates())
 
     /// The names of the placeholder variables: no `$name` in a format can spell them.
     private static let placeholderNames = (0..<maximumArguments).map { "\u{1}\($0)" }
@@ -43,13 +82,31 @@ enum PredicateFormatCache {
     /// The predicate of `format` with `arguments`, if the format was parsed before and kept; `nil` otherwise, or if
     /// an argument does not fit its conversion (the parser then reports it).
     static func predicate(_ format: String, arguments: [Any]) -> NSPredicate? {
-        guard let template = templates.withLock({ $0[format] }) else { return nil }
+        let template = templates.withLock { templates -> Template? in
+            if let last = templates.last, last.format == format { return last.template }
+            guard let template = templates.byFormat[format] else { return nil }
+            templates.last = (format, template)
+            return template
+        }
+        guard let template else { return nil }
         return predicate(from: template, arguments: arguments)
     }
 
     /// `template` with `arguments` in its placeholders' places; `nil` if an argument does not fit its conversion.
     private static func predicate(from template: Template, arguments: [Any]) -> NSPredicate? {
         guard template.conversions.count == arguments.count else { return nil }
+        if let comparison = template.comparison {
+            var classified: PredicateValueComparison.Classified?
+            guard
+                let expression = try? PredicateParser.argumentExpression(
+                    arguments[0], template.conversions[0], at: template.tokens[0], classified: &classified)
+            else { return nil }
+            let predicate = NSComparisonPredicate(
+                leftExpression: comparison.left, rightExpression: expression, modifier: comparison.modifier,
+                type: comparison.type, options: comparison.options, classifiedRight: classified)
+            predicate._formatTemplate = template.predicate
+            return predicate
+        }
         var leaves: [Leaf] = []
         leaves.reserveCapacity(arguments.count)
         for index in arguments.indices {
@@ -150,8 +207,9 @@ enum PredicateFormatCache {
             check.predicateFormat == parsed.predicateFormat
         else { return }
         templates.withLock { templates in
-            if templates.count >= capacity { templates.removeAll(keepingCapacity: true) }
-            templates[format] = kept
+            if templates.byFormat.count >= capacity { templates.byFormat.removeAll(keepingCapacity: true) }
+            templates.byFormat[format] = kept
+            templates.last = nil
         }
     }
 }

@@ -88,7 +88,8 @@ struct SQLiteFetchPlanCache {
         let isLimited: Bool
     }
 
-    private struct TemplateEntry {
+    /// A class, so that finding one is one retain rather than one for each of its parts.
+    private final class TemplateEntry {
         /// Held, so that the identities in the key stay theirs while the entry exists.
         let template: NSPredicate
         let entity: SQLiteEntityMapping
@@ -96,6 +97,16 @@ struct SQLiteFetchPlanCache {
         let sortsByKey: Bool
         /// The kind of column each constant is compared with, in the order the predicate is walked.
         let kinds: [SQLiteValueKind]
+
+        init(
+            template: NSPredicate, entity: SQLiteEntityMapping, sql: String, sortsByKey: Bool, kinds: [SQLiteValueKind]
+        ) {
+            self.template = template
+            self.entity = entity
+            self.sql = sql
+            self.sortsByKey = sortsByKey
+            self.kinds = kinds
+        }
     }
 
     /// Shapes cached at most; a full cache starts again empty (apps use a few dozen shapes).
@@ -141,8 +152,9 @@ struct SQLiteFetchPlanCache {
 
     /// The plan of an unsorted request whose predicate was made from a format whose plan was found before, with the
     /// request's constants bound; `nil` if there is none or a constant would not bind as a plain value (the request
-    /// then goes the long way, through `parts(of:entity:selection:)`).
-    func plan(
+    /// then goes the long way, through `parts(of:entity:selection:)`). `mutating`, like `plan(for:)`, so that the
+    /// store's cache is read in place: a call on a copy retains and releases both of its dictionaries.
+    mutating func plan(
         templated request: NSFetchRequest<NSFetchRequestResult>, entity: SQLiteEntityMapping, selection: Selection
     ) -> SQLiteFetchPlan? {
         guard !byTemplate.isEmpty, let predicate = request.predicate, let template = predicate._formatTemplate,
@@ -169,15 +181,15 @@ struct SQLiteFetchPlanCache {
     ) -> Bool {
         guard depth < maximumDepth else { return false }
         if let comparison = predicate as? NSComparisonPredicate {
-            guard arguments.count < kinds.count, case .constant(let raw) = comparison.rightExpression.kind else {
-                return false
-            }
-            // A number the predicate has read already (for its evaluation) binds without its type asked again.
+            guard arguments.count < kinds.count else { return false }
+            // A number the predicate has read already (for its evaluation) binds without its type asked again. Only
+            // a constant right-hand side is classified, so this needs no copy of the expression's contents.
             if kinds[arguments.count] == .number, case .number(let number)? = comparison.rightConstant {
                 guard let value = try? SQLiteBinding.value(of: number) else { return false }
                 arguments.append(value)
                 return true
             }
+            guard case .constant(let raw) = comparison.rightExpression.kind else { return false }
             guard let constant = PredicateValueComparison.unwrap(raw),
                 case .value(let value)? = try? SQLiteBinding.binding(of: constant, for: kinds[arguments.count])
             else { return false }
