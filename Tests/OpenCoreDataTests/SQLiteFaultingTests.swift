@@ -282,6 +282,31 @@ final class SQLiteFaultingPerson: NSManagedObject {
         #expect(title(of: objectID, in: SQLiteStack.context(coordinator)) == "renamed once")
     }
 
+    /// A save of more rows than the row cache takes at once still replaces what the cache held of them: a fault in
+    /// a third context sees the saved values, not the row another context's object still holds.
+    @Test func aSaveTooLargeForTheRowCacheLeavesNoOlderRowsInIt() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 10_001)
+        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+        let holder = SQLiteStack.context(coordinator)
+        let held = try holder.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            request.predicate = NSPredicate(format: "number == 0")
+            return try #require(try holder.fetch(request).first)
+        }
+        let writer = SQLiteStack.context(coordinator)
+        try writer.performAndWait {
+            let volumes = try writer.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume"))
+            #expect(volumes.count == 10_001)
+            for volume in volumes { volume.setValue("renamed", forKey: "title") }
+            try writer.save()
+        }
+        let objectID = holder.performAndWait { held.objectID }
+        let reader = SQLiteStack.context(coordinator)
+        #expect(reader.performAndWait { reader.object(with: objectID).value(forKey: "title") as? String } == "renamed")
+        holder.performAndWait { #expect(held.value(forKey: "title") as? String == "volume 0-0") }
+    }
+
     @Test func refreshingWithMergedChangesKeepsTransientValuesAsTheProgrammingGuideSays() throws {
         // The Core Data Programming Guide's example: fullName is a transient value computed in awakeFromFetch. In
         // the store the person is Sarit Smith. This context changes the first name to Fiona (and so the full name

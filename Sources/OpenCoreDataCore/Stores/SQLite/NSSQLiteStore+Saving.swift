@@ -388,6 +388,10 @@ extension NSSQLiteStore {
                 }
             }
         }
+        // Saved rows not kept must not leave their earlier snapshots behind, whose values are no longer the store's.
+        if !cached, !_snapshots.isEmpty {
+            for index in changes.updated.indices { _snapshots[changes.updated[index].objectID] = nil }
+        }
         for index in changes.deleted.indices { _snapshots[changes.deleted[index].objectID] = nil }
         // Counts kept by triggers changed in SQLite, not in the saved values: forget the rows that hold them.
         guard !mapping.derivedCounts.isEmpty else { return }
