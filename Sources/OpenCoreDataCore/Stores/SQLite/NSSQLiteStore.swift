@@ -28,9 +28,10 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The file was created by this store object (its schema and metadata are the model's).
     var _createdStore = false
 
-    /// The row cache: a snapshot of every row read or written, with when, for fulfilling faults without SQL while
-    /// the asking context's `stalenessInterval` allows. A snapshot shares its values with the objects that hold
-    /// them, and goes when the last of those objects gives them up (`forgetUnusedRow(of:)`).
+    /// The row cache: a snapshot of each row read or written (in batches of up to a tenth of its capacity, see
+    /// `_makeRoomInRowCache(for:)`), with when, for fulfilling faults without SQL while the asking context's
+    /// `stalenessInterval` allows. A snapshot shares its values with the objects that hold them, and goes when the
+    /// last of those objects gives them up (`forgetUnusedRow(of:)`).
     @exclusivity(unchecked) var _snapshots: ObjectIDDictionary<SQLiteSnapshot> = [:]
     /// To-many destinations loaded ahead of need (prefetching), each handed out once.
     @exclusivity(unchecked) var _toManyCache: [SQLiteToManyKey: [NSManagedObjectID]] = [:]
