@@ -307,6 +307,37 @@ final class SQLiteFaultingPerson: NSManagedObject {
         holder.performAndWait { #expect(held.value(forKey: "title") as? String == "volume 0-0") }
     }
 
+    /// A fetch of more rows than the row cache takes at once still replaces what the cache held of them: while its
+    /// objects live, a fault in a third context sees the values it read, not the older row another context holds.
+    @Test func aFetchTooLargeForTheRowCacheReplacesOlderRowsInIt() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 10_001)
+        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+        let volumeZero = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+        volumeZero.predicate = NSPredicate(format: "number == 0")
+        let holder = SQLiteStack.context(coordinator)
+        let held = try holder.performAndWait { try #require(try holder.fetch(volumeZero).first) }
+        // Renamed through another coordinator, as another process would.
+        let writer = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        try writer.performAndWait {
+            try #require(try writer.fetch(volumeZero).first).setValue("renamed elsewhere", forKey: "title")
+            try writer.save()
+        }
+        let fetcher = SQLiteStack.context(coordinator)
+        let fetched = try fetcher.performAndWait {
+            try fetcher.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume"))
+        }
+        let objectID = holder.performAndWait { held.objectID }
+        let reader = SQLiteStack.context(coordinator)
+        withExtendedLifetime(fetched) {
+            #expect(fetched.count == 10_001)
+            #expect(
+                reader.performAndWait { reader.object(with: objectID).value(forKey: "title") as? String }
+                    == "renamed elsewhere")
+        }
+        holder.performAndWait { #expect(held.value(forKey: "title") as? String == "volume 0-0") }
+    }
+
     @Test func refreshingWithMergedChangesKeepsTransientValuesAsTheProgrammingGuideSays() throws {
         // The Core Data Programming Guide's example: fullName is a transient value computed in awakeFromFetch. In
         // the store the person is Sarit Smith. This context changes the first name to Fiona (and so the full name

@@ -354,8 +354,12 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
     /// Keeps `rows` (with their values) as the row cache's snapshots.
     @discardableResult
     func _remember(_ rows: [StoreRow]) -> [StoreRow] {
-        // A large fetch leaves its rows to its objects alone (see `_makeRoomInRowCache(for:)`).
-        guard _makeRoomInRowCache(for: rows.count) else { return rows }
+        // A large fetch leaves its rows to its objects alone (see `_makeRoomInRowCache(for:)`), but not older
+        // snapshots of the same rows in the cache: those are replaced, as keeping the rows would have.
+        guard _makeRoomInRowCache(for: rows.count) else {
+            if !_snapshots.isEmpty { _replaceSnapshots(with: rows) }
+            return rows
+        }
         let now = ProcessInfo.processInfo.systemUptime
         // Read in place: a copy of each row would retain and release its ID and values once more.
         rows.withUnsafeBufferPointer { rows in
@@ -365,6 +369,17 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             }
         }
         return rows
+    }
+
+    /// Replaces the snapshots the cache holds of any of `rows` with `rows`' values, adding none.
+    private func _replaceSnapshots(with rows: [StoreRow]) {
+        let now = ProcessInfo.processInfo.systemUptime
+        rows.withUnsafeBufferPointer { rows in
+            for index in rows.indices where !rows[index].values.isEmpty && _snapshots[rows[index].objectID] != nil {
+                _snapshots[rows[index].objectID] = SQLiteSnapshot(
+                    values: rows[index].values, version: rows[index].version, time: now)
+            }
+        }
     }
 
     /// Whether `count` rows more may go into the row cache, and room made for them: a cache that would overflow
