@@ -32,37 +32,4 @@ import OpenCoreData
             #expect(try context.count(for: request) == 1)
         }
     }
-
-    /// A context moved to a coordinator of another copy of the model fetches by entity name from that model: what it
-    /// resolved the name to before must not be kept.
-    @Test func aFetchByNameAfterTheCoordinatorChangesUsesTheNewModel() throws {
-        func stack(_ model: NSManagedObjectModel, author name: String) throws -> NSPersistentStoreCoordinator {
-            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-            try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil)
-            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-            context.persistentStoreCoordinator = coordinator
-            try context.performAndWait {
-                Author(context: context).name = name
-                try context.save()
-            }
-            return coordinator
-        }
-        let first = LibraryModel.make()
-        let second = LibraryModel.make()
-        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        context.persistentStoreCoordinator = try stack(first, author: "Matthew Lewis")
-        try context.performAndWait {
-            let found = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Author"))
-            #expect(found.map { $0.value(forKey: "name") as? String } == ["Matthew Lewis"])
-            #expect(found.first?.entity === first.entitiesByName["Author"])
-        }
-        context.persistentStoreCoordinator = try stack(second, author: "Ann Radcliffe")
-        try context.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Author")
-            let found = try context.fetch(request)
-            #expect(found.map { $0.value(forKey: "name") as? String } == ["Ann Radcliffe"])
-            #expect(found.first?.entity === second.entitiesByName["Author"])
-            #expect(request.entity == nil || request.entity === second.entitiesByName["Author"])
-        }
-    }
 }

@@ -18,6 +18,27 @@ import Testing
         return company
     }
 
+    /// A context given another coordinator, of another copy of the model, fetches by entity name from that model:
+    /// what it resolved the name to before is not kept. OpenCoreData's own behaviour: Apple's documentation does not
+    /// say whether the coordinator of a context in use may be replaced.
+    @Test func aFetchByNameAfterTheCoordinatorChangesUsesTheNewModel() throws {
+        let first = CompanyModel.make()
+        let second = CompanyModel.make()
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        for (model, name) in [(first, "Acme"), (second, "Globex")] {
+            let container = CompanyModel.container(model: model)
+            try container.viewContext.performAndWait {
+                _ = try Self.seed(container.viewContext, company: name, employees: [])
+            }
+            context.persistentStoreCoordinator = container.persistentStoreCoordinator
+            try context.performAndWait {
+                let found = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Company"))
+                #expect(found.map { $0.value(forKey: "name") as? String } == [name])
+                #expect(found.first?.entity === model.entitiesByName["Company"])
+            }
+        }
+    }
+
     @Test func fetchWithPredicateSortLimitAndOffset() throws {
         let context = CompanyModel.context()
         try context.performAndWait {
