@@ -76,6 +76,7 @@ let workloads = [
     ("lookupByID", "10,000 lookups by ID"),
     ("lookupByAttribute", "10,000 lookups by indexed attribute"),
     ("update", "update 10,000 + save"),
+    ("edit", "1,000 edits, each saved"),
     ("delete", "delete 10,000 with 10 children each + save"),
     ("walk", "walk to-many, 1,000 parents × 100 children"),
     ("search", "fetch `name CONTAINS[cd]` over 100,000"),

@@ -10,6 +10,8 @@ public enum Fixture {
     public static let itemCount = 100_000
     /// Objects looked up one at a time, updated, or deleted (with their children).
     public static let batchCount = 10_000
+    /// Objects changed one at a time, each change saved on its own.
+    public static let editCount = 1_000
     /// Children of each deleted parent.
     public static let childrenPerDeletedParent = 10
     /// Parents, and children of each, in the relationship walk.

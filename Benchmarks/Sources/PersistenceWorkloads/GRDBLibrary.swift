@@ -100,18 +100,34 @@ public final class GRDBStatementsLibrary: GRDBDatabase, PersistenceLibrary {
 
     public func updateItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
         try queue.write { db in
-            var items: [(id: Int64, values: ItemValues)] = []
-            let rows = try Row.fetchCursor(
-                db, sql: "SELECT id, \(Self.itemColumns) FROM item WHERE serial < ?", arguments: [serialLimit])
-            while let row = try rows.next() {
-                items.append((row[0], Self.item(row, from: 1)))
-            }
+            var items = try itemsWithIDs(db, serialsBelow: serialLimit)
             let update = try db.cachedStatement(sql: "UPDATE item SET quantity = ? WHERE id = ?")
             for index in items.indices {
                 items[index].values.quantity = quantity
                 try update.execute(arguments: [items[index].values.quantity, items[index].id])
             }
         }
+    }
+
+    public func editItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
+        var items = try queue.read { db in try itemsWithIDs(db, serialsBelow: serialLimit) }
+        for index in items.indices {
+            items[index].values.quantity = quantity
+            try queue.write { db in
+                try db.cachedStatement(sql: "UPDATE item SET quantity = ? WHERE id = ?")
+                    .execute(arguments: [items[index].values.quantity, items[index].id])
+            }
+        }
+    }
+
+    func itemsWithIDs(_ db: Database, serialsBelow serialLimit: Int64) throws -> [(id: Int64, values: ItemValues)] {
+        var items: [(id: Int64, values: ItemValues)] = []
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT id, \(Self.itemColumns) FROM item WHERE serial < ?", arguments: [serialLimit])
+        while let row = try rows.next() {
+            items.append((row[0], Self.item(row, from: 1)))
+        }
+        return items
     }
 
     public func deleteParents(serialsBelow serialLimit: Int64) throws {
@@ -305,6 +321,14 @@ public final class GRDBRecordsLibrary: GRDBDatabase, PersistenceLibrary {
                 item.quantity = quantity
                 try item.update(db)
             }
+        }
+    }
+
+    public func editItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
+        let items = try queue.read { db in try Item.filter(Column("serial") < serialLimit).fetchAll(db) }
+        for var item in items {
+            item.quantity = quantity
+            try queue.write { db in try item.update(db) }
         }
     }
 

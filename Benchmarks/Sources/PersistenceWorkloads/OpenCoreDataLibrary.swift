@@ -98,6 +98,17 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
         }
     }
 
+    public func editItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
+        try withContext { context in
+            let request = NSFetchRequest<Item>(entityName: "Item")
+            request.predicate = NSPredicate(format: "serial < %lld", serialLimit)
+            for item in try context.fetch(request) {
+                item.quantity = quantity
+                try context.save()
+            }
+        }
+    }
+
     public func deleteParents(serialsBelow serialLimit: Int64) throws {
         try withContext { context in
             let request = NSFetchRequest<Parent>(entityName: "Parent")

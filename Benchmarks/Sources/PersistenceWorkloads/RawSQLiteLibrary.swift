@@ -94,13 +94,7 @@ public final class RawSQLiteLibrary: PersistenceLibrary {
 
     public func updateItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
         // As an application does: load the objects, change them, write them back.
-        let select = try connection.prepare("SELECT id, \(Self.itemColumns) FROM item WHERE serial < ?")
-        var items: [(id: Int64, values: ItemValues)] = []
-        select.bind(1, serialLimit)
-        while try select.step() {
-            items.append((select.int64(0), Self.item(select, from: 1)))
-        }
-        select.reset()
+        var items = try itemsWithIDs(serialsBelow: serialLimit)
         let update = try connection.prepare("UPDATE item SET quantity = ? WHERE id = ?")
         try transaction {
             for index in items.indices {
@@ -110,6 +104,30 @@ public final class RawSQLiteLibrary: PersistenceLibrary {
                 try update.run()
             }
         }
+    }
+
+    public func editItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
+        var items = try itemsWithIDs(serialsBelow: serialLimit)
+        let update = try connection.prepare("UPDATE item SET quantity = ? WHERE id = ?")
+        for index in items.indices {
+            items[index].values.quantity = quantity
+            try transaction {
+                update.bind(1, items[index].values.quantity)
+                update.bind(2, items[index].id)
+                try update.run()
+            }
+        }
+    }
+
+    func itemsWithIDs(serialsBelow serialLimit: Int64) throws -> [(id: Int64, values: ItemValues)] {
+        let select = try connection.prepare("SELECT id, \(Self.itemColumns) FROM item WHERE serial < ?")
+        var items: [(id: Int64, values: ItemValues)] = []
+        select.bind(1, serialLimit)
+        while try select.step() {
+            items.append((select.int64(0), Self.item(select, from: 1)))
+        }
+        select.reset()
+        return items
     }
 
     public func deleteParents(serialsBelow serialLimit: Int64) throws {

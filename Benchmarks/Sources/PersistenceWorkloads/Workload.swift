@@ -36,6 +36,10 @@ public protocol PersistenceLibrary: AnyObject {
     /// Loads the items whose serial is below `serialLimit`, sets their `quantity`, and saves.
     func updateItems(serialsBelow serialLimit: Int64, quantity: Int64) throws
 
+    /// Loads the items whose serial is below `serialLimit`, then sets their `quantity` one item at a time, saving each
+    /// change in a transaction of its own (as an application saves after each edit).
+    func editItems(serialsBelow serialLimit: Int64, quantity: Int64) throws
+
     /// Loads the parents whose serial is below `serialLimit` and deletes them with their children.
     func deleteParents(serialsBelow serialLimit: Int64) throws
 
@@ -56,6 +60,7 @@ public enum Workload: String, CaseIterable, Sendable {
     case lookupByID
     case lookupByAttribute
     case update
+    case edit
     case delete
     case walk
     case search
@@ -68,6 +73,7 @@ public enum Workload: String, CaseIterable, Sendable {
         case .lookupByID: "10,000 lookups by ID"
         case .lookupByAttribute: "10,000 lookups by indexed attribute"
         case .update: "update 10,000 + save"
+        case .edit: "1,000 edits, each saved"
         case .delete: "delete 10,000 (cascade to 10 children each) + save"
         case .walk: "walk to-many: 1,000 parents × 100 children"
         case .search: "fetch name CONTAINS[cd] over 100,000"
@@ -77,7 +83,7 @@ public enum Workload: String, CaseIterable, Sendable {
     /// The objects (or rows) each run should see, to check that every library did the same work.
     public var expectedCount: Int? {
         switch self {
-        case .insert, .update, .delete: nil
+        case .insert, .update, .edit, .delete: nil
         case .fetch: Fixture.itemCount
         case .lookupByID, .lookupByAttribute: Fixture.batchCount
         case .walk: Fixture.walkedParents * Fixture.childrenPerWalkedParent
@@ -166,6 +172,13 @@ public final class WorkloadDriver<Library: PersistenceLibrary>: @unchecked Senda
             let quantity = 1_000_000 + iteration
             return WorkloadRun {
                 try library.updateItems(serialsBelow: Int64(Fixture.batchCount), quantity: quantity)
+                return Checksum()
+            }
+        case .edit:
+            let library = try shared(.edit, template: "items")
+            let quantity = 2_000_000 + iteration
+            return WorkloadRun {
+                try library.editItems(serialsBelow: Int64(Fixture.editCount), quantity: quantity)
                 return Checksum()
             }
         case .delete:

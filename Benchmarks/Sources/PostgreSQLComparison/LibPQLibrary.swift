@@ -91,13 +91,7 @@ final class LibPQLibrary: PersistenceLibrary {
 
     func updateItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
         // As an application does: load the rows, change them, write them back.
-        let result = try connection.query(
-            "SELECT id, \(Self.itemColumns) FROM item WHERE serial < $1", [String(serialLimit)])
-        var items: [(id: Int64, values: ItemValues)] = []
-        items.reserveCapacity(Int(result.rowCount))
-        for row in 0..<result.rowCount {
-            items.append((result.int64(row, 0), Self.item(result, row, from: 1)))
-        }
+        var items = try itemsWithIDs(serialsBelow: serialLimit)
         try transaction {
             for index in items.indices {
                 items[index].values.quantity = quantity
@@ -106,6 +100,29 @@ final class LibPQLibrary: PersistenceLibrary {
                     [String(items[index].values.quantity), String(items[index].id)])
             }
         }
+    }
+
+    func editItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
+        var items = try itemsWithIDs(serialsBelow: serialLimit)
+        for index in items.indices {
+            items[index].values.quantity = quantity
+            try transaction {
+                try connection.run(
+                    "UPDATE item SET quantity = $1 WHERE id = $2",
+                    [String(items[index].values.quantity), String(items[index].id)])
+            }
+        }
+    }
+
+    func itemsWithIDs(serialsBelow serialLimit: Int64) throws -> [(id: Int64, values: ItemValues)] {
+        let result = try connection.query(
+            "SELECT id, \(Self.itemColumns) FROM item WHERE serial < $1", [String(serialLimit)])
+        var items: [(id: Int64, values: ItemValues)] = []
+        items.reserveCapacity(Int(result.rowCount))
+        for row in 0..<result.rowCount {
+            items.append((result.int64(row, 0), Self.item(result, row, from: 1)))
+        }
+        return items
     }
 
     func deleteParents(serialsBelow serialLimit: Int64) throws {

@@ -69,6 +69,9 @@ func runWorkloads<Library: PersistenceLibrary>(
         times[.update] = try milliseconds {
             try library.updateItems(serialsBelow: Int64(Fixture.batchCount), quantity: 1_000_000)
         }
+        times[.edit] = try milliseconds {
+            try library.editItems(serialsBelow: Int64(Fixture.editCount), quantity: 2_000_000)
+        }
     }
     try drop(items)
     let cascade = url(schema: newSchema("cascade"))
