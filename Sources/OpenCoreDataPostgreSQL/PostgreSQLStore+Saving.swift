@@ -45,11 +45,13 @@ extension PostgreSQLStore {
     package func save(_ changes: StoreSaveChanges) throws -> StoreSaveResult {
         let (connection, schema) = try openForWriting()
         defer { forgetRows(of: changes) }
-        let metadataChanged = metadata.map { storedMetadata?.isEqual(to: $0) != true } ?? false
+        let generation = _metadataGeneration
+        let metadataChanged = metadata != nil && storedMetadataGeneration != generation
         /// Ends a transaction that wrote the changes: the metadata, and the notice of the commit.
         func finish(_ result: StoreSaveResult) throws -> StoreSaveResult {
             if metadataChanged, let metadata {
                 try writeMetadata(metadata, connection: connection, schema: schema)
+                storedMetadataGeneration = generation
             }
             // Delivered when the transaction commits, to every process that listens for this store's commits.
             try notifyCommit(connection)
@@ -79,7 +81,7 @@ extension PostgreSQLStore {
             }
             throw StoreConflicts(conflicts)
         } catch {
-            if metadataChanged { storedMetadata = nil }
+            if metadataChanged { storedMetadataGeneration = nil }
             throw self.error(error, code: NSPersistentStoreSaveError, action: "saving to")
         }
     }

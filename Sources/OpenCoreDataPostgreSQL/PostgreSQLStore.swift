@@ -35,8 +35,9 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     var connection: PostgreSQLConnection?
     var schema: PostgreSQLSchema?
     var configuration: PostgreSQLConfiguration?
-    /// The metadata as last read or written, so that saves rewrite it only when it changed.
-    var storedMetadata: NSDictionary?
+    /// The generation of the metadata (`_metadataGeneration`) last read from the server or written to it, so that
+    /// saves rewrite it only when it changed.
+    var storedMetadataGeneration: Int?
     /// Posts `.NSPersistentStoreRemoteChange` for every commit, with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
     var changeListener: PostgreSQLChangeListener?
     /// Whether `lower()` folds case beyond ASCII in the database (see `foldsCase(_:)`), once asked.
@@ -115,7 +116,7 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
                 try connection.query("SELECT pg_advisory_xact_lock(hashtext($1))", ["OpenCoreData " + schema.schema])
                 let found = try connection.query("SELECT to_regclass($1)", [schema.qualified("Z_METADATA")])
                 if found.text(0, 0) != nil {
-                    return try readMetadata(connection, schema: schema)
+                    return try Self.readMetadata(connection, schema: schema, redactedURL: redactedURL)
                 }
                 return try createStore(connection, schema: schema, model: model)
             }
@@ -126,7 +127,9 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         }
         self.connection = connection
         self.schema = schema
+        // What was read from the schema, or written to the new one.
         metadata = loaded
+        storedMetadataGeneration = _metadataGeneration
         try prepareHistory()
         try startReading(configuration: configuration, schema: schema)
         if Self.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]),
@@ -172,12 +175,6 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
         changeListener?.cancel()
     }
 
-    private func readMetadata(_ connection: PostgreSQLConnection, schema: PostgreSQLSchema) throws -> [String: Any] {
-        let plist = try Self.readMetadata(connection, schema: schema, redactedURL: redactedURL)
-        storedMetadata = NSDictionary(dictionary: plist)
-        return plist
-    }
-
     static func readMetadata(_ connection: PostgreSQLConnection, schema: PostgreSQLSchema, redactedURL: String)
         throws -> [String: Any]
     {
@@ -220,7 +217,6 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
 
     func writeMetadata(_ metadata: [String: Any], connection: PostgreSQLConnection, schema: PostgreSQLSchema) throws {
         try Self.writeMetadata(metadata, connection: connection, schema: schema, redactedURL: redactedURL)
-        storedMetadata = NSDictionary(dictionary: metadata)
     }
 
     static func writeMetadata(
@@ -300,8 +296,11 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
 
     public override func didAdd(to coordinator: NSPersistentStoreCoordinator) {
         // The coordinator records the model in the metadata of a new store; keep that at once.
-        guard let connection, let schema, let metadata, storedMetadata?.isEqual(to: metadata) != true else { return }
-        try? writeMetadata(metadata, connection: connection, schema: schema)
+        let generation = _metadataGeneration
+        guard let connection, let schema, let metadata, storedMetadataGeneration != generation else { return }
+        if (try? writeMetadata(metadata, connection: connection, schema: schema)) != nil {
+            storedMetadataGeneration = generation
+        }
     }
 
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {

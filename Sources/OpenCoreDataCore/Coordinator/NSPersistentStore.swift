@@ -48,7 +48,13 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     var _url: URL?
     var _options: [AnyHashable: Any]?
     var _identifier: String?
-    var _metadata: [String: Any]?
+    var _metadata: [String: Any]? {
+        didSet { _metadataGeneration &+= 1 }
+    }
+    /// How many times the metadata has been set or changed: a store that keeps the generation it last read or wrote
+    /// knows without comparing dictionaries whether a save has metadata to write. (Comparing them, bridged to
+    /// `NSDictionary` with the model's version hashes, cost a save of one changed object five times its other work.)
+    package private(set) var _metadataGeneration = 0
     /// Metadata set through the coordinator and not yet saved: the next save of a context writes it, even if the
     /// context has no changed objects. Atomic, so that every save can look at every store's flag without waiting for
     /// a store that is busy.

@@ -30,7 +30,30 @@ extension StoreConformanceCase {
                 #expect(reopened[NSStoreUUIDKey] as? String == uuid)
                 #expect(again.persistentStores[0].identifier == uuid)
             }
-        }
+        },
+        StoreConformanceCase("Metadata set on the store between saves goes with each save that follows") { fixture in
+            let stack = try ConformanceStack(fixture)
+            let store = stack.store
+            let context = stack.newContext()
+            // Set on the store itself, not through the coordinator: written with the next save of objects. Each
+            // value is saved once and then replaced, the last by the value the first save wrote.
+            for (index, token) in ["first", "second", "first"].enumerated() {
+                var metadata = store.metadata ?? [:]
+                metadata["ConformanceToken"] = token
+                store.metadata = metadata
+                try context.run {
+                    context.make("Note", ["text": "note \(index)"])
+                    try context.save()
+                }
+                if fixture.persists {
+                    let reopened = try stack.reopen()
+                    #expect(
+                        reopened.metadata(for: reopened.persistentStores[0])["ConformanceToken"] as? String == token,
+                        "after save \(index)")
+                }
+            }
+            #expect(store.metadata["ConformanceToken"] as? String == "first")
+        },
     ]
 
     static let multipleStores: [StoreConformanceCase] = [

@@ -75,7 +75,8 @@ extension NSSQLiteStore {
         // Prefetched to-many destinations may change with this save.
         _toManyCache = [:]
         var plist: Data?
-        if let metadata = _metadata, _storedMetadata?.isEqual(to: metadata) != true {
+        let generation = _metadataGeneration
+        if let metadata = _metadata, _storedMetadataGeneration != generation {
             plist = try SQLiteStoreMetadata.encode(metadata)
         }
         var changes = changes
@@ -97,7 +98,7 @@ extension NSSQLiteStore {
                 // Rolled back: now find every row that changed underneath the saving context, for its merge policy.
                 throw StoreConflicts(try _conflicts(of: changes, connection: connection, mapping: mapping))
             }
-            if plist != nil, let metadata = _metadata { _storedMetadata = NSDictionary(dictionary: metadata) }
+            if plist != nil { _storedMetadataGeneration = generation }
             _rememberSaved(changes, versions: result.versions, mapping: mapping)
             return result
         } catch let conflicts as StoreConflicts {

@@ -23,8 +23,9 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     // written, so without the run-time exclusivity checks of class properties (see `NSManagedObject._values`).
     @exclusivity(unchecked) var _connection: SQLiteConnection?
     @exclusivity(unchecked) var _mapping: SQLiteModelMapping?
-    /// The metadata as last read or written, so that saves rewrite it only when it changed.
-    var _storedMetadata: NSDictionary?
+    /// The generation of the metadata (`_metadataGeneration`) last read from the file or written to it, so that saves
+    /// rewrite it only when it changed.
+    var _storedMetadataGeneration: Int?
     /// The file was created by this store object (its schema and metadata are the model's).
     var _createdStore = false
 
@@ -117,7 +118,7 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
             let (metadata, _) = try SQLiteStoreMetadata.read(connection)
             _metadata = metadata
             _identifier = metadata[NSStoreUUIDKey] as? String
-            _storedMetadata = NSDictionary(dictionary: metadata)
+            _storedMetadataGeneration = _metadataGeneration
             _connection = connection
         } catch {
             connection.close()
@@ -201,14 +202,14 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
                 try SQLiteStoreMetadata.write(metadata, plist: plist, to: connection)
                 try SQLiteModelCache.write(model, to: connection)
                 _metadata = metadata
-                _storedMetadata = NSDictionary(dictionary: metadata)
+                _storedMetadataGeneration = _metadataGeneration
                 return true
             }
             if !created {
                 let (metadata, _) = try SQLiteStoreMetadata.read(connection)
                 _metadata = metadata
                 _identifier = metadata[NSStoreUUIDKey] as? String
-                _storedMetadata = NSDictionary(dictionary: metadata)
+                _storedMetadataGeneration = _metadataGeneration
             }
             _createdStore = created
             _mapping = created ? mapping : nil
