@@ -77,6 +77,14 @@ final class SQLiteConnection {
         while try statement.step() {}
     }
 
+    /// `execute(_:)` with a cached statement: for the statements every transaction runs, whose preparing and
+    /// finalizing was a tenth of the work of saving one changed object.
+    func executeCached(_ sql: String) throws(SQLiteError) {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        while try statement.step() {}
+    }
+
     /// The cached prepared statement for `sql`, reset and ready to bind.
     func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if SQLiteStatementLog.isRecording { SQLiteStatementLog.record(sql) }
@@ -170,10 +178,10 @@ final class SQLiteConnection {
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws. `immediate` takes the write
     /// lock at once, so that what `body` reads cannot change before it writes.
     func transaction<T>(immediate: Bool, _ body: () throws -> T) throws -> T {
-        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        try executeCached(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try executeCached("COMMIT")
             return result
         } catch {
             if isInTransaction { try? execute("ROLLBACK") }
