@@ -89,9 +89,7 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
 
     public func updateItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
         try withContext { context in
-            let request = NSFetchRequest<Item>(entityName: "Item")
-            request.predicate = NSPredicate(format: "serial < %lld", serialLimit)
-            for item in try context.fetch(request) {
+            for item in try items(serialsBelow: serialLimit, in: context) {
                 item.quantity = quantity
             }
             try context.save()
@@ -100,13 +98,17 @@ public final class OpenCoreDataLibrary: PersistenceLibrary {
 
     public func editItems(serialsBelow serialLimit: Int64, quantity: Int64) throws {
         try withContext { context in
-            let request = NSFetchRequest<Item>(entityName: "Item")
-            request.predicate = NSPredicate(format: "serial < %lld", serialLimit)
-            for item in try context.fetch(request) {
+            for item in try items(serialsBelow: serialLimit, in: context) {
                 item.quantity = quantity
                 try context.save()
             }
         }
+    }
+
+    func items(serialsBelow serialLimit: Int64, in context: NSManagedObjectContext) throws -> [Item] {
+        let request = NSFetchRequest<Item>(entityName: "Item")
+        request.predicate = NSPredicate(format: "serial < %lld", serialLimit)
+        return try context.fetch(request)
     }
 
     public func deleteParents(serialsBelow serialLimit: Int64) throws {
