@@ -67,6 +67,28 @@ import Testing
         }
     }
 
+    /// Large collections, small ones and large ones again in one format (OpenCoreData checks a format's template
+    /// only with small collections, since checking compares and prints every element): each call is the predicate
+    /// of its own collection.
+    @Test func collectionsOfEverySizeInOneFormat() {
+        let format = "serial IN %@"
+        for size in [1_000, 40, 3, 0, 1_000, 17] {
+            let values = (0..<size).map { Int64($0 * 7) }
+            let predicate = NSPredicate(format: format, values)
+            let expected = NSComparisonPredicate(
+                leftExpression: NSExpression(forKeyPath: "serial"),
+                rightExpression: NSExpression(forConstantValue: values),
+                modifier: .direct, type: .in, options: [])
+            #expect(predicate == expected, "\(size) values")
+            #expect(predicate.predicateFormat == expected.predicateFormat, "\(size) values")
+            #expect(predicate.evaluate(with: ["serial": Int64(size - 1) * 7]) == (size > 0), "\(size) values")
+            #expect(!predicate.evaluate(with: ["serial": Int64(size) * 7]), "\(size) values")
+        }
+        let names = NSArray(array: (0..<100).map { "name \($0)" })
+        #expect(NSPredicate(format: "name IN %@", names).evaluate(with: ["name": "name 99"]))
+        #expect(!NSPredicate(format: "name IN %@", Set(["a", "b"])).evaluate(with: ["name": "name 99"]))
+    }
+
     @Test func keyPathArgumentsNameTheirOwnKeys() {
         for key in ["age", "name", "age"] {
             let predicate = NSPredicate(format: "%K == %@", key, "x")
