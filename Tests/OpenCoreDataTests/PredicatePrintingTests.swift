@@ -16,6 +16,10 @@ import Testing
         #expect(NSExpression(forConstantValue: NSNull()).expressionFormat == "<null>")
         #expect(NSExpression(forConstantValue: [1, 2]).expressionFormat == "{1, 2}")
         #expect(NSExpression(forConstantValue: ["a"]).expressionFormat == "{\"a\"}")
+        #expect(NSExpression(forConstantValue: [1, NSNull()] as [Any]).expressionFormat == "{1, <null>}")
+        #expect(
+            NSExpression(forConstantValue: (0..<1_000).map { Int64($0) }).expressionFormat
+                == "{" + (0..<1_000).map(String.init).joined(separator: ", ") + "}")
         let date = Date(timeIntervalSinceReferenceDate: 599_529_600)
         #expect(NSExpression(forConstantValue: date).expressionFormat == "CAST(599529600.000000, \"NSDate\")")
     }

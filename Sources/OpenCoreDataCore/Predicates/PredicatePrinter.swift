@@ -202,9 +202,12 @@ enum PredicatePrinter {
     /// A constant as Apple prints it: strings quoted, numbers plain, `nil`, dates as `CAST(…, "NSDate")`,
     /// collections in braces.
     static func constant(_ value: Any?) -> String {
-        // `NSNull` in a collection prints as its description; no value at all prints as the literal `nil`.
-        if value is NSNull { return "<null>" }
-        guard let value = PredicateValueComparison.unwrap(value) else { return "nil" }
+        // `NSNull` in a collection prints as its description; no value at all prints as the literal `nil`. Asked of
+        // the value's type first: `is NSNull` on a Swift array bridges the whole array to an `NSArray` of objects
+        // (three million instructions for 1,000 numbers), and only optionals need the cast that looks inside them.
+        guard let value else { return "nil" }
+        if type(of: value) is NSNull.Type { return "<null>" }
+        guard let value = PredicateValueComparison.unwrap(value) else { return value is NSNull ? "<null>" : "nil" }
         if let number = PredicateNumber(value) { return numberLiteral(number) }
         if let string = PredicateValueComparison.string(value) { return stringLiteral(string) }
         if let date = PredicateValueComparison.date(value) { return dateLiteral(date) }
