@@ -338,6 +338,41 @@ final class SQLiteFaultingPerson: NSManagedObject {
         holder.performAndWait { #expect(held.value(forKey: "title") as? String == "volume 0-0") }
     }
 
+    /// A to-many fault reads its destinations' rows afresh, and those replace what the row cache held of them: while
+    /// its objects live, a fault in a third context sees the values it read, not the older row another context holds.
+    @Test func aToManyFaultReplacesOlderRowsInTheRowCache() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 3)
+        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+        let volumeZero = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+        volumeZero.predicate = NSPredicate(format: "number == 0")
+        let holder = SQLiteStack.context(coordinator)
+        let held = try holder.performAndWait { try #require(try holder.fetch(volumeZero).first) }
+        // Renamed through another coordinator, as another process would.
+        let writer = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        try writer.performAndWait {
+            try #require(try writer.fetch(volumeZero).first).setValue("renamed elsewhere", forKey: "title")
+            try writer.save()
+        }
+        let faulter = SQLiteStack.context(coordinator)
+        let volumes = try faulter.performAndWait {
+            let shelf = try #require(
+                try faulter.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultShelf")).first)
+            let volumes = shelf.value(forKey: "volumes") as? Set<NSManagedObject> ?? []
+            #expect(volumes.compactMap { $0.value(forKey: "title") as? String }.contains("renamed elsewhere"))
+            return (shelf, volumes)
+        }
+        let objectID = holder.performAndWait { held.objectID }
+        let reader = SQLiteStack.context(coordinator)
+        withExtendedLifetime(volumes) {
+            #expect(volumes.1.count == 3)
+            #expect(
+                reader.performAndWait { reader.object(with: objectID).value(forKey: "title") as? String }
+                    == "renamed elsewhere")
+        }
+        holder.performAndWait { #expect(held.value(forKey: "title") as? String == "volume 0-0") }
+    }
+
     @Test func refreshingWithMergedChangesKeepsTransientValuesAsTheProgrammingGuideSays() throws {
         // The Core Data Programming Guide's example: fullName is a transient value computed in awakeFromFetch. In
         // the store the person is Sarit Smith. This context changes the first name to Fiona (and so the full name

@@ -67,9 +67,10 @@ struct SQLiteDestinationIDCache {
 }
 
 /// Fetching: requests become SQL (`SQLiteQueryGenerator`), rows are decoded straight from the columns into
-/// `StoredValue`s. Every row read is kept as a snapshot (the row cache) that fulfils faults while fresh enough; rows
-/// wanted soon — the rest of a fetch with `fetchBatchSize`, the destinations of
-/// `relationshipKeyPathsForPrefetching` — are loaded together, one query per batch or relationship.
+/// `StoredValue`s. The rows of a fetch are kept as snapshots (the row cache) that fulfil faults while fresh enough
+/// (not those of a large fetch or of a to-many fault, whose objects are made with them at once); rows wanted soon —
+/// the rest of a fetch with `fetchBatchSize`, the destinations of `relationshipKeyPathsForPrefetching` — are loaded
+/// together, one query per batch or relationship.
 extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetching, PersistentStoreToManyRows {
     /// How many rows the caches hold before they are emptied.
     private static let cacheLimit = 100_000
@@ -354,12 +355,8 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
     /// Keeps `rows` (with their values) as the row cache's snapshots.
     @discardableResult
     func _remember(_ rows: [StoreRow]) -> [StoreRow] {
-        // A large fetch leaves its rows to its objects alone (see `_makeRoomInRowCache(for:)`), but not older
-        // snapshots of the same rows in the cache: those are replaced, as keeping the rows would have.
-        guard _makeRoomInRowCache(for: rows.count) else {
-            if !_snapshots.isEmpty { _replaceSnapshots(with: rows) }
-            return rows
-        }
+        // A large fetch leaves its rows to its objects alone (see `_makeRoomInRowCache(for:)`).
+        guard _makeRoomInRowCache(for: rows.count) else { return _leaveToObjects(rows) }
         let now = ProcessInfo.processInfo.systemUptime
         // Read in place: a copy of each row would retain and release its ID and values once more.
         rows.withUnsafeBufferPointer { rows in
@@ -368,6 +365,14 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                     values: rows[index].values, version: rows[index].version, time: now)
             }
         }
+        return rows
+    }
+
+    /// Leaves `rows` to the objects made from them without keeping them in the row cache, but not older snapshots of
+    /// the same rows there: those are replaced, as keeping the rows would have.
+    @discardableResult
+    func _leaveToObjects(_ rows: [StoreRow]) -> [StoreRow] {
+        if !_snapshots.isEmpty { _replaceSnapshots(with: rows) }
         return rows
     }
 
@@ -461,11 +466,17 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         return try _destinationRows(of: relationship, from: objectID, connection: connection, mapping: mapping)
     }
 
-    /// The destinations of `relationship` from `objectID` read through `connection`, their rows kept in the row cache
-    /// if `remembering`.
+    /// The destinations of `relationship` from `objectID` read through `connection`, with their rows when the
+    /// destination's table holds the foreign key; snapshots the row cache holds of those rows are replaced by them if
+    /// `current` (the store's latest state was read, not an older query generation's).
+    ///
+    /// The rows are not added to the row cache. Every context that fires the fault reads the relationship itself and
+    /// makes its objects from these rows, so a cached row would only fulfil a fault of the same object by ID in another
+    /// context while this one holds it — and keeping the rows of every fault (a walk over 1,000 parents' 100 children
+    /// each filled the cache, which was then emptied) took a fifth of the time of reading them.
     func _destinationRows(
         of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID, connection: SQLiteConnection,
-        mapping: SQLiteModelMapping, remembering: Bool = true
+        mapping: SQLiteModelMapping, current: Bool = true
     ) throws -> [StoreRow] {
         guard let key = objectID._primaryKey, let source = mapping.entity(objectID._entity),
             let slot = source.entity._caches.slotByName[relationship._name], slot < source.slots.count,
@@ -474,7 +485,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         do {
             if case .foreignKey(let table, let column, let order) = storage {
                 // The destinations' rows come with their keys, as Core Data reads them when a to-many fault fires:
-                // their own faults then fire from the row cache instead of with one query each.
+                // the objects are made with their values instead of each firing a query of its own.
                 let sql: String
                 if let cached = _destinationRowsSQL[ObjectIdentifier(relationship)],
                     cached.relationship === relationship
@@ -497,7 +508,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                             statement, of: table, mapping: mapping, values: true, destinations: &destinations))
                 }
                 statement.reset()
-                return remembering ? _remember(rows) : rows
+                return current ? _leaveToObjects(rows) : rows
             }
             let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: false))
             statement.bind(key, at: 1)

@@ -188,7 +188,7 @@ final class SQLiteQueryGeneration: @unchecked Sendable {
     {
         try read { connection in
             try sqliteStore._destinationRows(
-                of: relationship, from: objectID, connection: connection, mapping: mapping, remembering: false)
+                of: relationship, from: objectID, connection: connection, mapping: mapping, current: false)
         }
     }
 
