@@ -123,6 +123,27 @@ import Testing
         #expect(message.contains("not a TypedDog"))
     }
 
+    /// As above when every object fetched is of one class, and not the requested one: from a SQLite store, whose
+    /// fetches note the class of their objects as they make them, in a context that has not seen them before.
+    @Test func objectsAllOfAnotherClassThanRequestedStopTheFetch() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let directory = SQLiteTestDirectory()
+            let coordinator = try SQLiteStack.coordinator(Self.model(), at: directory.store())
+            let writer = SQLiteStack.context(coordinator)
+            try writer.performAndWait {
+                TypedAnimal(context: writer).name = "Tom"
+                TypedAnimal(context: writer).name = "Felix"
+                try writer.save()
+            }
+            let reader = SQLiteStack.context(coordinator)
+            try reader.performAndWait {
+                _ = try reader.fetch(NSFetchRequest<TypedDog>(entityName: "Animal"))
+            }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("returned a TypedAnimal, not a TypedDog"))
+    }
+
     @Test func noObjectsComeAsAnEmptyArrayOfEachType() throws {
         let context = try Self.filledContext()
         try context.performAndWait {

@@ -30,6 +30,14 @@ extension NSManagedObjectContext {
                 return unsafeBitCast(objects, to: [T].self)
             }
             return Self._cast(objects, of: request)
+        case .objectsOfOneClass(let objects):
+            // As above, with the class of every object the class of the first (which the fetch found as it made
+            // them): looking at each object again, after a large fetch had pushed them out of the processor's caches,
+            // cost more than the rest of the cast.
+            if T.self == NSManagedObject.self || ObjectIdentifier(type(of: objects[0])) == ObjectIdentifier(T.self) {
+                return unsafeBitCast(objects, to: [T].self)
+            }
+            return Self._cast(objects, of: request)
         case .results(let results):
             return Self._cast(results, of: request)
         }
@@ -101,15 +109,17 @@ extension NSManagedObjectContext {
             || _deleted.values.contains(where: concerns)
     }
 
-    /// What a fetch gives: managed objects (kept as such, for `fetch(_:)` to cast cheaply), or other results.
+    /// What a fetch gives: managed objects (kept as such, for `fetch(_:)` to cast cheaply) — known to be one or more
+    /// objects of one class, when the fetch found that as it made them — or other results.
     enum FetchOutcome {
         case objects([NSManagedObject])
+        case objectsOfOneClass([NSManagedObject])
         case results([NSFetchRequestResult])
     }
 
     func _execute(_ original: NSFetchRequest<NSFetchRequestResult>) throws -> [NSFetchRequestResult] {
         switch try _executeRequest(original) {
-        case .objects(let objects): return objects
+        case .objects(let objects), .objectsOfOneClass(let objects): return objects
         case .results(let results): return results
         }
     }
@@ -156,6 +166,9 @@ extension NSManagedObjectContext {
         }
 
         var objects: [NSManagedObject]
+        // Whether the objects are of one class, as registering found (filtering and sorting keep it, unless they
+        // leave no object; pending changes may add objects of other classes).
+        var ofOneClass = false
         var mustFilter = false
         switch try parent._fetchRows(storeRequest, for: self) {
         case .count(let count):
@@ -163,17 +176,17 @@ extension NSManagedObjectContext {
             let rowsRequest = storeRequest.copy() as! NSFetchRequest<NSFetchRequestResult>
             rowsRequest.resultType = .managedObjectResultType
             switch try parent._fetchRows(rowsRequest, for: self) {
-            case .rows(let rows): objects = _register(rows, for: request)
+            case .rows(let rows): (objects, ofOneClass) = _register(rows, for: request)
             case .candidates(let rows):
-                objects = _register(rows, for: request)
+                (objects, ofOneClass) = _register(rows, for: request)
                 mustFilter = true
             case .objects(let found): objects = _adopt(found, for: request)
             case .count: objects = []
             }
         case .rows(let rows):
-            objects = _register(rows, for: request)
+            (objects, ofOneClass) = _register(rows, for: request)
         case .candidates(let rows):
-            objects = _register(rows, for: request)
+            (objects, ofOneClass) = _register(rows, for: request)
             mustFilter = true
         case .objects(let found):
             objects = _adopt(found, for: request)
@@ -188,6 +201,7 @@ extension NSManagedObjectContext {
             }
             if pending {
                 objects = _foldPendingChanges(into: objects, request: request, entity: entity)
+                ofOneClass = false
             }
             if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
                 objects = objects.sorted(using: descriptors)
@@ -210,12 +224,15 @@ extension NSManagedObjectContext {
             if request.fetchBatchSize > 0, objects.count > request.fetchBatchSize {
                 _batchResidency = BatchResidency(objects, batchSize: request.fetchBatchSize)
             }
-            return .objects(objects)
+            return ofOneClass && !objects.isEmpty ? .objectsOfOneClass(objects) : .objects(objects)
         }
     }
 
-    /// Registers fetched rows as objects: the registered object for a row where there is one, else a new one.
-    func _register(_ rows: [StoreRow], for request: NSFetchRequest<NSFetchRequestResult>) -> [NSManagedObject] {
+    /// Registers fetched rows as objects: the registered object for a row where there is one, else a new one; and
+    /// whether there is at least one and all are of one class.
+    func _register(_ rows: [StoreRow], for request: NSFetchRequest<NSFetchRequestResult>)
+        -> (objects: [NSManagedObject], ofOneClass: Bool)
+    {
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
         if rows.count > 64 { _registry.reserveCapacity(_registry.count + rows.count) }
@@ -283,14 +300,23 @@ extension NSManagedObjectContext {
             }
             return object
         }
-        // The rows are read in place: a copy of each would retain and release its ID and values.
+        // The rows are read in place: a copy of each would retain and release its ID and values. Each object's class
+        // is read while the object is at hand (`fetch(_:)` would otherwise read every object again to cast them).
+        var objectClass: ObjectIdentifier?
+        var classes = 0
         rows.withUnsafeBufferPointer { rows in
             guard let first = rows.baseAddress else { return }
             for pointer in first..<first + rows.count {
-                objects.append(register(pointer))
+                let object = register(pointer)
+                let ofClass = ObjectIdentifier(type(of: object))
+                if ofClass != objectClass {
+                    objectClass = ofClass
+                    classes += 1
+                }
+                objects.append(consume object)
             }
         }
-        return objects
+        return (objects, classes == 1)
     }
 
     /// Objects a store registered in this context itself (an incremental store's answer): loaded now if the request

@@ -156,28 +156,25 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         statement.bind(plan.arguments)
         var rows: [StoreRow] = []
         var destinations = SQLiteDestinationIDCache(storeReference: storeReference)
+        // A plan without an order of its own returns rows by primary key, which a scan of the table and a search of an
+        // index for one value give already: the order is checked as the rows come (a pass over them afterwards met
+        // every ID again after a large fetch had pushed it out of the processor's caches) and the rows sorted only if
+        // it was broken.
+        var previousKey = Int64.min
+        var inKeyOrder = true
         while try statement.step() {
-            rows.append(
-                try _decodeRow(statement, of: table, mapping: mapping, values: values, destinations: &destinations))
+            let row = try _decodeRow(
+                statement, of: table, mapping: mapping, values: values, destinations: &destinations)
+            if plan.sortsByKey, inKeyOrder {
+                let key = row.objectID._primaryKey ?? .min
+                if key < previousKey { inKeyOrder = false }
+                previousKey = key
+            }
+            rows.append(row)
         }
         statement.reset()
-        if plan.sortsByKey { Self._putInKeyOrder(&rows) }
+        if !inKeyOrder { rows.sort { ($0.objectID._primaryKey ?? .min) < ($1.objectID._primaryKey ?? .min) } }
         return rows
-    }
-
-    /// Sorts `rows` of one table by primary key, unless they are in that order already (as a scan of the table
-    /// returns them, and a search of an index for one value).
-    static func _putInKeyOrder(_ rows: inout [StoreRow]) {
-        let inOrder = rows.withUnsafeBufferPointer { rows in
-            var previous = Int64.min
-            for index in rows.indices {
-                let key = rows[index].objectID._primaryKey ?? .min
-                if key < previous { return false }
-                previous = key
-            }
-            return true
-        }
-        if !inOrder { rows.sort { ($0.objectID._primaryKey ?? .min) < ($1.objectID._primaryKey ?? .min) } }
     }
 
     /// The row of `table` at the statement's cursor (`Z_PK`, `Z_ENT`, `Z_OPT`, then the table's columns if
