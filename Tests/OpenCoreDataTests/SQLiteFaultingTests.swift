@@ -307,22 +307,30 @@ final class SQLiteFaultingPerson: NSManagedObject {
         holder.performAndWait { #expect(held.value(forKey: "title") as? String == "volume 0-0") }
     }
 
-    /// A fetch of more rows than the row cache takes at once still replaces what the cache held of them: while its
-    /// objects live, a fault in a third context sees the values it read, not the older row another context holds.
-    @Test func aFetchTooLargeForTheRowCacheReplacesOlderRowsInIt() throws {
-        let directory = SQLiteTestDirectory()
-        let url = try Self.fill(directory, shelves: 1, volumes: 10_001)
-        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+    /// A store of one shelf of `volumes` volumes, and a context of its coordinator holding volume 0 as first read:
+    /// afterwards renamed "renamed elsewhere" through another coordinator, as another process would.
+    static func volumeRenamedElsewhere(_ directory: SQLiteTestDirectory, volumes: Int) throws
+        -> (coordinator: NSPersistentStoreCoordinator, holder: NSManagedObjectContext, held: NSManagedObject)
+    {
+        let url = try fill(directory, shelves: 1, volumes: volumes)
+        let coordinator = try SQLiteStack.coordinator(sharedModel, at: url)
         let volumeZero = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
         volumeZero.predicate = NSPredicate(format: "number == 0")
         let holder = SQLiteStack.context(coordinator)
         let held = try holder.performAndWait { try #require(try holder.fetch(volumeZero).first) }
-        // Renamed through another coordinator, as another process would.
-        let writer = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let writer = SQLiteStack.context(try SQLiteStack.coordinator(sharedModel, at: url))
         try writer.performAndWait {
             try #require(try writer.fetch(volumeZero).first).setValue("renamed elsewhere", forKey: "title")
             try writer.save()
         }
+        return (coordinator, holder, held)
+    }
+
+    /// A fetch of more rows than the row cache takes at once still replaces what the cache held of them: while its
+    /// objects live, a fault in a third context sees the values it read, not the older row another context holds.
+    @Test func aFetchTooLargeForTheRowCacheReplacesOlderRowsInIt() throws {
+        let directory = SQLiteTestDirectory()
+        let (coordinator, holder, held) = try Self.volumeRenamedElsewhere(directory, volumes: 10_001)
         let fetcher = SQLiteStack.context(coordinator)
         let fetched = try fetcher.performAndWait {
             try fetcher.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume"))
@@ -342,18 +350,7 @@ final class SQLiteFaultingPerson: NSManagedObject {
     /// its objects live, a fault in a third context sees the values it read, not the older row another context holds.
     @Test func aToManyFaultReplacesOlderRowsInTheRowCache() throws {
         let directory = SQLiteTestDirectory()
-        let url = try Self.fill(directory, shelves: 1, volumes: 3)
-        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
-        let volumeZero = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
-        volumeZero.predicate = NSPredicate(format: "number == 0")
-        let holder = SQLiteStack.context(coordinator)
-        let held = try holder.performAndWait { try #require(try holder.fetch(volumeZero).first) }
-        // Renamed through another coordinator, as another process would.
-        let writer = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        try writer.performAndWait {
-            try #require(try writer.fetch(volumeZero).first).setValue("renamed elsewhere", forKey: "title")
-            try writer.save()
-        }
+        let (coordinator, holder, held) = try Self.volumeRenamedElsewhere(directory, volumes: 3)
         let faulter = SQLiteStack.context(coordinator)
         let volumes = try faulter.performAndWait {
             let shelf = try #require(
