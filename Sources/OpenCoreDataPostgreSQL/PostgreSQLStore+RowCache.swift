@@ -48,6 +48,18 @@ final class PostgreSQLRowCache: @unchecked Sendable {
         }
     }
 
+    /// Replaces the rows the cache holds of any of `rows` (those that carry their values), adding none: what rows
+    /// read for objects made from them at once, and kept by nobody else, do to the cache.
+    func replace(_ rows: [StoreRow]) {
+        let now = ProcessInfo.processInfo.systemUptime
+        lock.withLock {
+            guard !snapshots.isEmpty else { return }
+            for row in rows where !row.values.isEmpty && snapshots[row.objectID] != nil {
+                snapshots[row.objectID] = Snapshot(row: row, time: now)
+            }
+        }
+    }
+
     func forget(_ objectIDs: [NSManagedObjectID]) {
         guard !objectIDs.isEmpty else { return }
         lock.withLock {

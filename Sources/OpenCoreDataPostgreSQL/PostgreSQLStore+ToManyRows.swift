@@ -4,7 +4,10 @@ import OpenCoreDataCore
 
 /// A to-many fault answered with its destinations' rows, values included, in one query
 /// (`PersistentStoreToManyRows`): walking a relationship and reading the destinations' attributes is one query per
-/// relationship instead of one more per destination. The rows go into the row cache as a fetch's do.
+/// relationship instead of one more per destination. The rows are not added to the row cache, as in the SQLite store:
+/// every context that touches the relationship reads it itself and makes its objects from these rows at once, so a
+/// kept row would only fulfil a fault of the same object by ID elsewhere meanwhile. They replace the rows the cache
+/// holds of the same objects, so that such a fault sees what was read last.
 extension PostgreSQLStore: PersistentStoreToManyRows {
     package func destinationRows(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws
         -> [StoreRow]
@@ -19,7 +22,7 @@ extension PostgreSQLStore: PersistentStoreToManyRows {
         else { return [] }
         do {
             let rows = try rows(try connection.query(sql, [String(key)]), schema: schema, values: true)
-            rowCache.remember(rows)
+            rowCache.replace(rows)
             return rows
         } catch {
             throw self.error(error, code: NSPersistentStoreOperationError, action: "reading from")

@@ -97,6 +97,63 @@ struct PostgreSQLRowCacheTests {
         #expect(try faultedString(coordinator, item.objectID) == "batched")
     }
 
+    /// A to-many fault reads its destinations afresh: their rows replace what the cache held of the same objects — a
+    /// fault by ID elsewhere sees what was read last — and are not added to it otherwise (OpenCoreData's choice, as in
+    /// its SQLite store: the fault's objects are made from the rows at once, and every context reads the relationship
+    /// itself).
+    @Test func aToManyFaultReplacesTheRowsItReadsAndAddsNone() throws {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        defer { PostgreSQLTestServer.drop(url) }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: ConformanceModel.shared)
+        let added = try coordinator.addPersistentStore(
+            ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        let store = try #require(added as? PostgreSQLStore)
+        let writer = NSManagedObjectContext.conformance(coordinator)
+        try writer.run {
+            let department = writer.make("Department", ["name": "Research"])
+            for name in ["Ann", "Bob", "Cy"] { writer.make("Employee", ["name": name, "department": department]) }
+            try writer.save()
+        }
+        // A holder keeps Ann as fetched: her row is the only one in the cache.
+        let holder = NSManagedObjectContext.conformance(coordinator)
+        var ann: NSManagedObject?
+        try holder.run { ann = try holder.objects("Employee", "name == %@", ["Ann"]).first }
+        let annID = try #require(ann?.objectID)
+        #expect(store.rowCache.count == 1)
+        // Renamed on the server, past the store.
+        let schema = try #require(
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "schema" }?.value)
+        let connection = try PostgreSQLConnection(
+            PostgreSQLConfiguration(url: try #require(PostgreSQLTestServer.url)))
+        let rename = """
+            UPDATE "\(schema)"."ZPERSON" SET "ZNAME" = 'Anne', "Z_OPT" = "Z_OPT" + 1 WHERE "ZNAME" = 'Ann'
+            """
+        let renamed = try connection.query(rename)
+        #expect(renamed.affectedRows == 1)
+
+        let faulter = NSManagedObjectContext.conformance(coordinator)
+        var employees: Set<NSManagedObject> = []
+        try faulter.run {
+            let department = try #require(try faulter.objects("Department").first)
+            let cached = store.rowCache.count
+            employees = department.value(forKey: "employees") as? Set<NSManagedObject> ?? []
+            #expect(Set(employees.compactMap { $0.value(forKey: "name") as? String }) == ["Anne", "Bob", "Cy"])
+            // Ann's row replaced; Bob's and Cy's not added.
+            #expect(store.rowCache.count == cached)
+        }
+        let faulted = try withExtendedLifetime(employees) { try faultedName(coordinator, annID) }
+        #expect(faulted == "Anne")
+        try holder.run { #expect(ann?.value(forKey: "name") as? String == "Ann") }
+    }
+
+    /// The name of the person `objectID` as a new context on `coordinator` faults it in (staleness unbounded).
+    func faultedName(_ coordinator: NSPersistentStoreCoordinator, _ objectID: NSManagedObjectID) throws -> String? {
+        let context = NSManagedObjectContext.conformance(coordinator)
+        var value: String?
+        try context.run { value = try context.existingObject(with: objectID).value(forKey: "name") as? String }
+        return value
+    }
+
     @Test func aCommitTheServerAnnouncesIsReadAgain() throws {
         let (coordinator, url, context, item) = try stack(options: [
             NSPersistentStoreRemoteChangeNotificationPostOptionKey: true
