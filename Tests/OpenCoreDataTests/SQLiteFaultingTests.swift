@@ -218,6 +218,142 @@ final class SQLiteFaultingPerson: NSManagedObject {
         }
     }
 
+    /// More prefetched destinations than the row cache takes at once still arrive with their values: touching them
+    /// reads nothing more.
+    @Test func prefetchingMoreRowsThanTheRowCacheTakesStillLoadsThemInOneQuery() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 2, volumes: 5_001)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultShelf")
+            request.relationshipKeyPathsForPrefetching = ["volumes"]
+            let shelves = try context.fetch(request)
+            let readsAfterFetch = (recorder.reads("ZFAULTVOLUME") ?? 0) + (recorder.reads("ZFAULTSHELF") ?? 0)
+            #expect(readsAfterFetch <= 3)
+            var titles = 0
+            for shelf in shelves {
+                for volume in shelf.value(forKey: "volumes") as? Set<NSManagedObject> ?? [] {
+                    if volume.value(forKey: "title") is String { titles += 1 }
+                }
+            }
+            #expect(titles == 10_002)
+            #expect((recorder.reads("ZFAULTVOLUME") ?? 0) + (recorder.reads("ZFAULTSHELF") ?? 0) == readsAfterFetch)
+        }
+    }
+
+    /// A many-to-many relationship prefetches through its join table: destinations shared by several sources come
+    /// once, with their values, and each source gets its own.
+    @Test func prefetchingAManyToManyRelationshipGivesEachSourceItsDestinationsWithTheirValues() throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        let coordinator = try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url)
+        let setup = SQLiteStack.context(coordinator)
+        try setup.performAndWait {
+            let tags = (0..<3).map { number in
+                let tag = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: setup)
+                tag.setValue("tag \(number)", forKey: "label")
+                return tag
+            }
+            for number in 0..<4 {
+                let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: setup)
+                item.setValue("item \(number)", forKey: "name")
+                item.setValue(Set(tags.prefix(number)), forKey: "tags")
+            }
+            try setup.save()
+        }
+        // Another coordinator, whose row cache holds none of the rows.
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            request.relationshipKeyPathsForPrefetching = ["tags"]
+            let items = try context.fetch(request)
+            // The join table with the destinations' keys, then the destinations' rows.
+            let readsAfterFetch = recorder.reads("ZTAG") ?? 0
+            #expect(readsAfterFetch <= 2)
+            var labels: [String: [String]] = [:]
+            for item in items {
+                let tags = item.value(forKey: "tags") as? Set<NSManagedObject> ?? []
+                labels[item.value(forKey: "name") as? String ?? ""] =
+                    tags.compactMap { $0.value(forKey: "label") as? String }.sorted()
+            }
+            #expect(
+                labels == [
+                    "item 0": [], "item 1": ["tag 0"], "item 2": ["tag 0", "tag 1"],
+                    "item 3": ["tag 0", "tag 1", "tag 2"],
+                ])
+            #expect((recorder.reads("ZTAG") ?? 0) == readsAfterFetch)
+        }
+    }
+
+    /// Destinations prefetched for a context that already had them wait for another context to need them; rows read
+    /// since then are what that context gets, not the older prefetched ones.
+    @Test func prefetchedDestinationsLeftUnusedGiveWayToRowsReadSince() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 3)
+        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+        let holder = SQLiteStack.context(coordinator)
+        let held = try holder.performAndWait {
+            let shelf = try #require(try holder.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultShelf")).first)
+            #expect((shelf.value(forKey: "volumes") as? Set<NSManagedObject>)?.count == 3)
+            let prefetching = NSFetchRequest<NSManagedObject>(entityName: "FaultShelf")
+            prefetching.relationshipKeyPathsForPrefetching = ["volumes"]
+            return (shelf, try holder.fetch(prefetching))
+        }
+        let writer = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        try writer.performAndWait {
+            let volumeZero = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            volumeZero.predicate = NSPredicate(format: "number == 0")
+            try #require(try writer.fetch(volumeZero).first).setValue("renamed elsewhere", forKey: "title")
+            try writer.save()
+        }
+        let fetcher = SQLiteStack.context(coordinator)
+        let fetched = try fetcher.performAndWait {
+            try fetcher.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultVolume"))
+        }
+        let reader = SQLiteStack.context(coordinator)
+        try withExtendedLifetime((held, fetched)) {
+            let titles = try reader.performAndWait {
+                let shelf = try #require(
+                    try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultShelf")).first)
+                let volumes = shelf.value(forKey: "volumes") as? Set<NSManagedObject> ?? []
+                return Set(volumes.compactMap { $0.value(forKey: "title") as? String })
+            }
+            #expect(titles == ["renamed elsewhere", "volume 0-1", "volume 0-2"])
+        }
+    }
+
+    /// The delete rules of deleted objects load their relationships together, and so do rows beyond what the row
+    /// cache takes at once: deleting two shelves of 5,001 volumes reads the volumes in one query, not one each.
+    @Test func deletingObjectsWithMoreRelatedRowsThanTheRowCacheTakesReadsThemTogether() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 2, volumes: 5_001)
+        let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
+        let context = SQLiteStack.context(coordinator)
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let shelves = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "FaultShelf"))
+            #expect(shelves.count == 2)
+            let before = recorder.reads("ZFAULTVOLUME") ?? 0
+            for shelf in shelves { context.delete(shelf) }
+            try context.save()
+            #expect((recorder.reads("ZFAULTVOLUME") ?? 0) - before <= 1)
+        }
+        let reader = SQLiteStack.context(coordinator)
+        try reader.performAndWait {
+            let orphans = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            orphans.predicate = NSPredicate(format: "shelf == nil")
+            let orphanCount = try reader.count(for: orphans)
+            let shelfCount = try reader.count(for: NSFetchRequest<NSManagedObject>(entityName: "FaultShelf"))
+            #expect(orphanCount == 10_002)
+            #expect(shelfCount == 0)
+        }
+    }
+
     @Test func refreshingUsesTheRowCacheUnlessItIsStale() throws {
         let directory = SQLiteTestDirectory()
         let url = try Self.fill(directory, shelves: 1, volumes: 1)

@@ -70,7 +70,7 @@ struct SQLiteDestinationIDCache {
 /// `StoredValue`s. The rows of a fetch are kept as snapshots (the row cache) that fulfil faults while fresh enough
 /// (not those of a large fetch or of a to-many fault, whose objects are made with them at once); rows wanted soon —
 /// the rest of a fetch with `fetchBatchSize`, the destinations of `relationshipKeyPathsForPrefetching` — are loaded
-/// together, one query per batch or relationship.
+/// together, one query per batch or relationship (prefetched to-many rows wait for their faults in `_toManyCache`).
 extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetching, PersistentStoreToManyRows {
     /// How many rows the caches hold before they are emptied.
     private static let cacheLimit = 100_000
@@ -455,9 +455,16 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         -> [StoreRow]
     {
         let cacheKey = SQLiteToManyKey(objectID: objectID, relationship: ObjectIdentifier(relationship))
-        if let cached = _toManyCache.removeValue(forKey: cacheKey) {
-            // Prefetched: the rows are in the row cache, unless it has been emptied since.
-            return cached.map { _snapshots[$0]?.row($0) ?? StoreRow(objectID: $0, values: [], version: 0) }
+        if var cached = _toManyCache.removeValue(forKey: cacheKey) {
+            // Prefetched with their rows. A snapshot the row cache holds now was read since, or is the same row.
+            if !_snapshots.isEmpty {
+                for index in cached.indices {
+                    if let snapshot = _snapshots[cached[index].objectID] {
+                        cached[index] = snapshot.row(cached[index].objectID)
+                    }
+                }
+            }
+            return cached
         }
         let (connection, mapping) = try _openStore()
         return try _destinationRows(of: relationship, from: objectID, connection: connection, mapping: mapping)

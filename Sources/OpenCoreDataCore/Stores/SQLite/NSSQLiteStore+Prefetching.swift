@@ -31,20 +31,23 @@ extension NSSQLiteStore {
         }
     }
 
-    /// Loads the destinations of `relationship` (stored as `storage`) of every source in one query, into the cache
-    /// that `destinations(of:from:)` answers from, and their rows into the row cache. Returns those rows.
+    /// Loads the destinations of `relationship` (stored as `storage`) of every source in one query, with their rows,
+    /// into the cache that `destinationRows(of:from:)` answers from. Returns those rows, by source.
+    ///
+    /// The rows go to the objects made from them when the faults fire, not into the row cache (whose snapshots of the
+    /// same rows they replace), as a to-many fault's do: the row cache takes at most a tenth of its capacity at once,
+    /// so a prefetch of more rows than that lost their values, and each destination then read its row on its own.
     @discardableResult
     func _loadDestinations(
         _ storage: SQLiteToManyStorage, of relationship: NSRelationshipDescription, from sources: [NSManagedObjectID],
         connection: SQLiteConnection, mapping: SQLiteModelMapping
-    ) throws -> [StoreRow] {
+    ) throws -> Dictionary<Int64, [StoreRow]>.Values {
         var byKey: [Int64: NSManagedObjectID] = [:]
         for source in sources {
             if let key = source._primaryKey { byKey[key] = source }
         }
-        guard !byKey.isEmpty else { return [] }
-        var destinations: [Int64: [NSManagedObjectID]] = [:]
-        var rows: [StoreRow] = []
+        var destinations: [Int64: [StoreRow]] = [:]
+        guard !byKey.isEmpty else { return destinations.values }
         if case .foreignKey(let table, let column, let order) = storage {
             // The destinations' rows come in the same query, behind the source's key.
             let ordering = (order.map { ["t0.\($0)"] } ?? []) + ["t0.Z_PK"]
@@ -56,30 +59,42 @@ extension NSSQLiteStore {
             while try statement.step() {
                 let row = try _decodeRow(
                     statement, of: table, mapping: mapping, values: true, offset: 1, destinations: &destinationIDs)
-                destinations[statement.int64(0), default: []].append(row.objectID)
-                rows.append(row)
+                destinations[statement.int64(0), default: []].append(row)
             }
             statement.reset()
-            _remember(rows)
+            for rows in destinations.values { _leaveToObjects(rows) }
         } else {
             let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: true))
             statement.bind(SQLiteTable.keyList(byKey.keys), at: 1)
-            var all: [NSManagedObjectID] = []
+            var bySource: [(source: Int64, destination: NSManagedObjectID)] = []
             while try statement.step() {
-                let destination = try _destinationID(statement, storage: storage, mapping: mapping)
-                destinations[statement.int64(2), default: []].append(destination)
-                all.append(destination)
+                bySource.append((statement.int64(2), try _destinationID(statement, storage: storage, mapping: mapping)))
             }
             statement.reset()
-            rows = all.compactMap { _snapshots[$0]?.row($0) }
-            let missing = all.filter { _snapshots[$0] == nil }
-            rows += _remember(try _loadRows(missing, connection: connection, mapping: mapping))
+            // A destination may belong to several sources: its row is read once.
+            var rowOf: [NSManagedObjectID: StoreRow] = [:]
+            var missing: [NSManagedObjectID] = []
+            for (_, destination) in bySource where rowOf[destination] == nil {
+                if let snapshot = _snapshots[destination] {
+                    rowOf[destination] = snapshot.row(destination)
+                } else {
+                    rowOf[destination] = StoreRow(objectID: destination, values: [], version: 0)
+                    missing.append(destination)
+                }
+            }
+            for row in _leaveToObjects(try _loadRows(missing, connection: connection, mapping: mapping)) {
+                rowOf[row.objectID] = row
+            }
+            for (source, destination) in bySource {
+                destinations[source, default: []].append(
+                    rowOf[destination] ?? StoreRow(objectID: destination, values: [], version: 0))
+            }
         }
         for (key, source) in byKey {
             _toManyCache[SQLiteToManyKey(objectID: source, relationship: ObjectIdentifier(relationship))] =
                 destinations[key] ?? []
         }
-        return rows
+        return destinations.values
     }
 
     /// Loads the destinations along each of `keyPaths` for `rows` in one query per relationship, into the caches
@@ -122,7 +137,8 @@ extension NSSQLiteStore {
                     let (storage, relationship, _) = group[0]
                     next += try _loadDestinations(
                         storage, of: relationship, from: group.map(\.2.objectID), connection: connection,
-                        mapping: mapping)
+                        mapping: mapping
+                    ).joined()
                 }
                 level = next
             }

@@ -34,8 +34,8 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// `stalenessInterval` allows. A snapshot shares its values with the objects that hold them, and goes when the
     /// last of those objects gives them up (`forgetUnusedRow(of:)`).
     @exclusivity(unchecked) var _snapshots: ObjectIDDictionary<SQLiteSnapshot> = [:]
-    /// To-many destinations loaded ahead of need (prefetching), each handed out once.
-    @exclusivity(unchecked) var _toManyCache: [SQLiteToManyKey: [NSManagedObjectID]] = [:]
+    /// To-many destinations loaded ahead of need (prefetching) with their rows, each handed out once.
+    @exclusivity(unchecked) var _toManyCache: [SQLiteToManyKey: [StoreRow]] = [:]
     /// Fetched objects whose rows are loaded a batch at a time (`fetchBatchSize`): object → batch.
     @exclusivity(unchecked) var _batchOf: ObjectIDDictionary<Int> = [:]
     @exclusivity(unchecked) var _batches: [Int: [NSManagedObjectID]] = [:]
