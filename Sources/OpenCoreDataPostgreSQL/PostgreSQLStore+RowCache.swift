@@ -20,8 +20,17 @@ final class PostgreSQLRowCache: @unchecked Sendable {
         let time: TimeInterval
     }
 
+    /// A to-many relationship of one object, as the key of prefetched rows.
+    private struct Relationship: Hashable {
+        let objectID: NSManagedObjectID
+        let relationship: ObjectIdentifier
+    }
+
     private let lock = NSLock()
     private var snapshots: [NSManagedObjectID: Snapshot] = [:]
+    /// Destinations' rows read ahead of need (prefetching), by source, each handed out once.
+    private var prefetched: [Relationship: [StoreRow]] = [:]
+    private var prefetchedRows = 0
     /// Rows kept at most: past it, the cache starts again from empty rather than grow without bound.
     static let limit = 200_000
 
@@ -60,9 +69,47 @@ final class PostgreSQLRowCache: @unchecked Sendable {
         }
     }
 
+    /// Keeps the destinations' rows prefetched for each source, until `takePrefetched(_:of:)` hands them out or a save
+    /// or a commit makes them doubtful.
+    func keepPrefetched(_ rows: [NSManagedObjectID: [StoreRow]], of relationship: NSRelationshipDescription) {
+        lock.withLock {
+            let added = rows.values.reduce(0) { $0 + $1.count }
+            if prefetchedRows + added > Self.limit { forgetPrefetched() }
+            for (source, destinations) in rows {
+                prefetched[Relationship(objectID: source, relationship: ObjectIdentifier(relationship))] = destinations
+            }
+            prefetchedRows += added
+        }
+    }
+
+    /// The rows prefetched for `relationship` of `source`, once: a snapshot read since wins over the prefetched row.
+    func takePrefetched(_ relationship: NSRelationshipDescription, of source: NSManagedObjectID) -> [StoreRow]? {
+        lock.withLock {
+            guard !prefetched.isEmpty,
+                var rows = prefetched.removeValue(
+                    forKey: Relationship(objectID: source, relationship: ObjectIdentifier(relationship)))
+            else { return nil }
+            prefetchedRows -= rows.count
+            if !snapshots.isEmpty {
+                for index in rows.indices {
+                    if let snapshot = snapshots[rows[index].objectID] { rows[index] = snapshot.row }
+                }
+            }
+            return rows
+        }
+    }
+
+    /// (Under `lock`.)
+    private func forgetPrefetched() {
+        prefetched.removeAll()
+        prefetchedRows = 0
+    }
+
+    /// Forgets the rows of `objectIDs`, and every prefetched relationship (a save may have changed any of them).
     func forget(_ objectIDs: [NSManagedObjectID]) {
         guard !objectIDs.isEmpty else { return }
         lock.withLock {
+            if !prefetched.isEmpty { forgetPrefetched() }
             guard !snapshots.isEmpty else { return }
             for objectID in objectIDs { snapshots[objectID] = nil }
         }
@@ -78,7 +125,10 @@ final class PostgreSQLRowCache: @unchecked Sendable {
     }
 
     func forgetAll() {
-        lock.withLock { snapshots.removeAll() }
+        lock.withLock {
+            snapshots.removeAll()
+            forgetPrefetched()
+        }
     }
 
     var count: Int { lock.withLock { snapshots.count } }

@@ -8,10 +8,52 @@ import OpenCoreDataCore
 /// every context that touches the relationship reads it itself and makes its objects from these rows at once, so a
 /// kept row would only fulfil a fault of the same object by ID elsewhere meanwhile. They replace the rows the cache
 /// holds of the same objects, so that such a fault sees what was read last.
-extension PostgreSQLStore: PersistentStoreToManyRows {
+///
+/// Prefetching (`relationshipKeyPathsForPrefetching`, and the delete rules of many deleted objects) reads the
+/// destinations of many sources in one query per relationship, whose rows wait in the row cache, by source, until
+/// each fault fires (`PersistentStoreToManyPrefetching`).
+extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefetching {
+    package func prefetchDestinations(of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID])
+        throws
+    {
+        let (connection, schema) = try open()
+        // Sources of several entities may share the relationship through inheritance: one query per storage.
+        var groups: [String: [Int64: NSManagedObjectID]] = [:]
+        for objectID in objectIDs {
+            guard let key = key(of: objectID), let entity = schema.entity(objectID.entity),
+                let slot = entity.slotIndex[relationship.name],
+                let sql = destinationsSQL(
+                    slot: slot, of: entity, in: schema, many: true,
+                    selecting: { Self.rowColumns(of: $0, alias: "d") })
+            else { continue }
+            groups[sql, default: [:]][key] = objectID
+        }
+        do {
+            for (sql, sources) in groups where !sources.isEmpty {
+                let result = try connection.query(sql, [Self.keyList(Array(sources.keys))])
+                var bySource: [NSManagedObjectID: [StoreRow]] = [:]
+                for source in sources.values { bySource[source] = [] }
+                var all: [StoreRow] = []
+                all.reserveCapacity(result.rowCount)
+                for index in 0..<result.rowCount {
+                    let row = try row(result, index, schema: schema, values: true)
+                    if let key = result.int64(index, result.columnCount - 1), let source = sources[key] {
+                        bySource[source, default: []].append(row)
+                    }
+                    all.append(row)
+                }
+                rowCache.replace(all)
+                rowCache.keepPrefetched(bySource, of: relationship)
+            }
+        } catch {
+            throw self.error(error, code: NSPersistentStoreOperationError, action: "reading from")
+        }
+    }
+
     package func destinationRows(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws
         -> [StoreRow]
     {
+        if let prefetched = rowCache.takePrefetched(relationship, of: objectID) { return prefetched }
         let (connection, schema) = try open()
         guard let key = key(of: objectID), let entity = schema.entity(objectID.entity),
             let slot = entity.slotIndex[relationship.name]
@@ -31,30 +73,37 @@ extension PostgreSQLStore: PersistentStoreToManyRows {
 
     /// The query for the destinations of the to-many relationship in `slot` of `entity` from the object whose key is
     /// `$1`, in the relationship's order (then by key); `columns` says what to select of the destination table, whose
-    /// alias is `d`. `nil` when the relationship has no storage in `schema`.
+    /// alias is `d`. With `many`, `$1` is an array of source keys, and the source's key follows the columns, the rows
+    /// ordered by it first. `nil` when the relationship has no storage in `schema`.
     func destinationsSQL(
-        slot: Int, of entity: PostgreSQLEntity, in schema: PostgreSQLSchema,
+        slot: Int, of entity: PostgreSQLEntity, in schema: PostgreSQLSchema, many: Bool = false,
         selecting columns: (PostgreSQLTable) -> String
     ) -> String? {
+        let (table, from, sourceColumn, order): (String, String, String, String)
         switch entity.toMany[slot] {
         case .foreignKey(let tableName, let column, let orderColumn)?:
-            guard let table = schema.tables.first(where: { $0.name == tableName }) else { return nil }
-            let order = orderColumn.map { "d." + quoted($0) + " NULLS LAST, " } ?? ""
-            return """
-                SELECT \(columns(table)) FROM \(schema.qualified(tableName)) d \
-                WHERE d.\(quoted(column)) = $1::bigint ORDER BY \(order)d."Z_PK"
-                """
+            (table, sourceColumn) = (tableName, "d." + quoted(column))
+            from = "\(schema.qualified(tableName)) d"
+            order = orderColumn.map { "d." + quoted($0) + " NULLS LAST, " } ?? ""
         case .join(let joinTable, let source, let destination, let orderColumn, let tableName)?:
-            guard let table = schema.tables.first(where: { $0.name == tableName }) else { return nil }
-            let order = orderColumn.map { "j." + quoted($0) + " NULLS LAST, " } ?? ""
-            return """
-                SELECT \(columns(table)) FROM \(schema.qualified(joinTable)) j \
-                JOIN \(schema.qualified(tableName)) d ON d."Z_PK" = j.\(quoted(destination)) \
-                WHERE j.\(quoted(source)) = $1::bigint ORDER BY \(order)d."Z_PK"
-                """
+            (table, sourceColumn) = (tableName, "j." + quoted(source))
+            from =
+                "\(schema.qualified(joinTable)) j JOIN \(schema.qualified(tableName)) d ON d.\"Z_PK\" = "
+                + "j.\(quoted(destination))"
+            order = orderColumn.map { "j." + quoted($0) + " NULLS LAST, " } ?? ""
         case nil:
             return nil
         }
+        guard let destination = schema.tables.first(where: { $0.name == table }) else { return nil }
+        guard many else {
+            return """
+                SELECT \(columns(destination)) FROM \(from) WHERE \(sourceColumn) = $1::bigint ORDER BY \(order)d."Z_PK"
+                """
+        }
+        return """
+            SELECT \(columns(destination)), \(sourceColumn) FROM \(from) WHERE \(sourceColumn) = ANY($1::bigint[]) \
+            ORDER BY \(sourceColumn), \(order)d."Z_PK"
+            """
     }
 
     /// `Z_PK`, `Z_ENT`, `Z_OPT` and every column of `table`, in the order `row(_:_:schema:values:)` reads them.

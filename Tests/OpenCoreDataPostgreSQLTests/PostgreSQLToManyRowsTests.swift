@@ -3,6 +3,7 @@ import OpenCoreData
 import StoreConformance
 import Testing
 
+@testable import OpenCoreDataCore
 @testable import OpenCoreDataPostgreSQL
 
 /// A to-many fault brings its destinations with their values, in the relationship's order: reading a destination's
@@ -63,6 +64,82 @@ struct PostgreSQLToManyRowsTests {
             try changeBehindTheStore(url, table: "ZPERSON", column: "ZNAME", to: "changed")
             let names = members.allObjects.compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String }
             #expect(names.sorted() == ["Ada", "Grace"])
+        }
+    }
+
+    /// A store at a new schema with two departments of three ordered projects each, and two projects of two members.
+    func departmentsAndProjects() throws -> (URL, NSPersistentStoreCoordinator) {
+        let url = try #require(PostgreSQLTestServer.newURL())
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: ConformanceModel.shared)
+        try coordinator.addPersistentStore(ofType: PostgreSQLStoreType, configurationName: nil, at: url, options: nil)
+        let writer = NSManagedObjectContext.conformance(coordinator)
+        try writer.run {
+            for name in ["Research", "Sales"] {
+                let department = writer.make("Department", ["name": name])
+                let projects = ["Zeta", "Alpha", "Mu"].map { writer.make("Project", ["title": "\(name) \($0)"]) }
+                department.setValue(NSOrderedSet(array: projects), forKey: "projects")
+                let people = ["Ada", "Grace"].map { writer.make("Person", ["name": "\(name) \($0)", "age": 40]) }
+                projects[0].setValue(NSSet(array: people), forKey: "members")
+            }
+            try writer.save()
+        }
+        return (url, coordinator)
+    }
+
+    @Test func prefetchingGivesEachObjectItsOwnDestinationsInOrder() throws {
+        let (url, coordinator) = try departmentsAndProjects()
+        defer { PostgreSQLTestServer.drop(url) }
+        let reader = NSManagedObjectContext.conformance(coordinator)
+        try reader.run {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
+            request.relationshipKeyPathsForPrefetching = ["projects.members"]
+            var titles: [String: [String]] = [:]
+            var members: [String: [String]] = [:]
+            for department in try reader.fetch(request) {
+                let projects = try #require(department.value(forKey: "projects") as? NSOrderedSet)
+                let name = department.value(forKey: "name") as? String ?? ""
+                titles[name] = projects.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String }
+                let first = try #require(projects.firstObject as? NSManagedObject)
+                members[name] = ((first.value(forKey: "members") as? NSSet)?.allObjects ?? [])
+                    .compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String }.sorted()
+            }
+            #expect(
+                titles == [
+                    "Research": ["Research Zeta", "Research Alpha", "Research Mu"],
+                    "Sales": ["Sales Zeta", "Sales Alpha", "Sales Mu"],
+                ])
+            #expect(
+                members == ["Research": ["Research Ada", "Research Grace"], "Sales": ["Sales Ada", "Sales Grace"]])
+        }
+    }
+
+    /// Prefetching reads the destinations of all sources in one query, which the faults then answer from: values
+    /// changed behind the store afterwards are not seen, as no fault asks the server again.
+    @Test func prefetchedDestinationsAnswerTheFaultsOnce() throws {
+        let (url, coordinator) = try departmentsAndProjects()
+        defer { PostgreSQLTestServer.drop(url) }
+        let store = try #require(coordinator.persistentStores.first as? PostgreSQLStore)
+        let relationship = try #require(
+            ConformanceModel.shared.entitiesByName["Department"]?.relationshipsByName["projects"])
+        let reader = NSManagedObjectContext.conformance(coordinator)
+        var departments: [NSManagedObjectID] = []
+        try reader.run {
+            departments = try reader.objects("Department").map(\.objectID)
+        }
+        try store.prefetchDestinations(of: relationship, from: departments)
+        try changeBehindTheStore(url, table: "ZPROJECT", column: "ZTITLE", to: "changed")
+        func titles(_ rows: [StoreRow]) -> [String] {
+            rows.flatMap { row in row.values.compactMap { if case .string(let text) = $0 { text } else { nil } } }
+        }
+        for department in departments {
+            let prefetched = titles(try store.destinationRows(of: relationship, from: department))
+            #expect(prefetched.count == 3)
+            #expect(!prefetched.contains("changed"))
+            // Handed out once: the next fault reads the server.
+            #expect(
+                titles(try store.destinationRows(of: relationship, from: department)) == [
+                    "changed", "changed", "changed",
+                ])
         }
     }
 }
