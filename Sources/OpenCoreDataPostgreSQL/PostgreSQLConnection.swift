@@ -189,8 +189,18 @@ final class PostgreSQLResult {
         return String(cString: value)
     }
 
+    /// The value at `row`, `column` as libpq holds it (text, without the terminating NUL), or `nil` for SQL NULL.
+    /// Valid while this result lives: read it in place instead of making a `String` of every column.
+    func bytes(_ row: Int, _ column: Int) -> UnsafeBufferPointer<UInt8>? {
+        let (row, column) = (Int32(row), Int32(column))
+        guard PQgetisnull(result, row, column) == 0, let value = PQgetvalue(result, row, column) else { return nil }
+        return UnsafeBufferPointer(
+            start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self),
+            count: Int(PQgetlength(result, row, column)))
+    }
+
     func int64(_ row: Int, _ column: Int) -> Int64? {
-        text(row, column).flatMap { Int64($0) }
+        withExtendedLifetime(self) { bytes(row, column).flatMap(PostgreSQLValueCoding.int64) }
     }
 
     /// The number of rows an `INSERT`, `UPDATE` or `DELETE` touched.

@@ -82,7 +82,9 @@ extension PostgreSQLStore: PersistentStoreBackend {
         for (slot, column) in entity.slotColumns.enumerated() {
             switch column {
             case .attribute(let name, let type, let attribute)?:
-                guard let position = table.position[name], let text = result.text(index, position + 3) else { continue }
+                guard let position = table.position[name], let text = result.bytes(index, position + 3) else {
+                    continue
+                }
                 stored[slot] = PostgreSQLValueCoding.value(text, type: type, attribute: attribute)
             case .toOne(let name, let entityColumn, let destination)?:
                 guard let position = table.position[name], let destinationKey = result.int64(index, position + 3)

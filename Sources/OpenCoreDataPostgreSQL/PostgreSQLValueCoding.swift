@@ -97,8 +97,13 @@ enum PostgreSQLValueCoding {
 
     /// The bytes of `bytea` text in hexadecimal output (`\x…`, which the connection asks for).
     static func data(_ text: String) -> Data? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"), utf8.count % 2 == 0 else {
+        var text = text
+        return text.withUTF8 { data($0) }
+    }
+
+    /// The bytes of `bytea` text in hexadecimal output, read in place; `nil` for anything else.
+    static func data(_ text: UnsafeBufferPointer<UInt8>) -> Data? {
+        guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x"), text.count % 2 == 0 else {
             return nil
         }
         func nibble(_ c: UInt8) -> UInt8? {
@@ -109,17 +114,59 @@ enum PostgreSQLValueCoding {
             default: return nil
             }
         }
-        var data = Data(capacity: (utf8.count - 2) / 2)
-        var index = 2
-        while index < utf8.count {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-            data.append(high << 4 | low)
-            index += 2
+        var data = Data(count: (text.count - 2) / 2)
+        let valid = data.withUnsafeMutableBytes { bytes in
+            for index in bytes.indices {
+                guard let high = nibble(text[2 + 2 * index]), let low = nibble(text[3 + 2 * index]) else {
+                    return false
+                }
+                bytes[index] = high << 4 | low
+            }
+            return true
         }
-        return data
+        return valid ? data : nil
+    }
+
+    /// An integer in decimal text — an optional sign, then digits — as `Int64(_:)` reads it; `nil` for anything else
+    /// and for numbers out of range.
+    static func int64(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative || text.first == UInt8(ascii: "+") { index = 1 }
+        guard index < text.count else { return nil }
+        var value: Int64 = 0
+        while index < text.count {
+            let digit = text[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowedAgain) =
+                negative
+                ? shifted.subtractingReportingOverflow(Int64(digit)) : shifted.addingReportingOverflow(Int64(digit))
+            guard !overflowed, !overflowedAgain else { return nil }
+            value = next
+            index += 1
+        }
+        return value
     }
 
     private static let posix = Locale(identifier: "en_US_POSIX")
+
+    /// The value of column text of an attribute of `type`, read in place: integers, strings and data without a
+    /// `String` of the text in between; `.null` for text that is not one (never a crash).
+    static func value(_ text: UnsafeBufferPointer<UInt8>, type: NSAttributeType, attribute: NSAttributeDescription)
+        -> StoredValue
+    {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            return int64(text).map { .int($0) } ?? .null
+        case .stringAttributeType:
+            return .string(String(decoding: text, as: UTF8.self))
+        case .binaryDataAttributeType:
+            return data(text).map { .data($0) } ?? .null
+        default:
+            return value(String(decoding: text, as: UTF8.self), type: type, attribute: attribute)
+        }
+    }
 
     /// The value of column text of an attribute of `type`; `.null` for text that is not one (never a crash).
     static func value(_ text: String, type: NSAttributeType, attribute: NSAttributeDescription) -> StoredValue {
