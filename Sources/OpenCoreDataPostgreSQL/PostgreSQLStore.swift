@@ -363,6 +363,10 @@ public final class PostgreSQLStore: NSIncrementalStore, @unchecked Sendable {
     }
 }
 
+/// The store keeps no record of which objects contexts hold (it does not override the registration notices), so
+/// contexts need not tell it of each.
+extension PostgreSQLStore: PersistentStoreIgnoringRegistration {}
+
 /// The user info of the store's remote change notifications: a URL and a string, made once and only read.
 struct UncheckedUserInfo: @unchecked Sendable {
     // @unchecked: made once, then only read; it holds a URL and a string.

@@ -143,3 +143,15 @@ struct PostgreSQLToManyRowsTests {
         }
     }
 }
+
+/// The store's registration notices do nothing, so contexts do not send them (a call, an array and the store's lock
+/// for every object registered and unregistered); a store of another kind still hears them. No server needed.
+struct PostgreSQLRegistrationNoticeTests {
+    @Test func contextsDoNotTellThePostgreSQLStoreOfEachObject() throws {
+        let url = try #require(URL(string: "postgres://nobody@127.0.0.1:1/none"))
+        let store = PostgreSQLStore(persistentStoreCoordinator: nil, configurationName: nil, at: url, options: nil)
+        #expect(!ObjectIDStoreReference(store: store, identifier: nil).tracksRegistration)
+        let other = NSIncrementalStore(persistentStoreCoordinator: nil, configurationName: nil, at: url, options: nil)
+        #expect(ObjectIDStoreReference(store: other, identifier: nil).tracksRegistration)
+    }
+}

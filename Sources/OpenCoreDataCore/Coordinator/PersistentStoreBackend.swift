@@ -131,6 +131,11 @@ package protocol PersistentStoreToManyRows: PersistentStoreBackend {
         -> [StoreRow]
 }
 
+/// An `NSIncrementalStore` of OpenCoreData's own, final, whose `managedObjectContextDidRegisterObjects(with:)` and
+/// `managedObjectContextDidUnregisterObjects(with:)` do nothing: contexts do not tell it of every object they register
+/// and unregister (two calls, an array and the store's lock per object otherwise).
+package protocol PersistentStoreIgnoringRegistration: NSIncrementalStore {}
+
 /// A store that can load the destinations of one to-many relationship for many objects in one go, into the cache
 /// that `destinations(of:from:)` then answers from.
 package protocol PersistentStoreToManyPrefetching: PersistentStoreBackend {

@@ -211,6 +211,6 @@ final class ObjectIDStoreReference: @unchecked Sendable {
     init(store: NSPersistentStore, identifier: String?) {
         self.store = store
         self.identifier = identifier
-        tracksRegistration = store is NSIncrementalStore
+        tracksRegistration = store is NSIncrementalStore && !(store is PersistentStoreIgnoringRegistration)
     }
 }
