@@ -18,9 +18,12 @@ import OpenCoreDataCore
 //   store keeps them, so that a date reads back to the last bit; `timestamptz` keeps microseconds only), binary and
 //   transformable data `bytea`, UUIDs `uuid`.
 
-/// The SQL identifier `name`, quoted: every table and column name goes into SQL through this.
+/// The SQL identifier `name`, quoted: every table and column name goes into SQL through this. (Names are quoted for
+/// every statement a fetch or fault plans: Foundation's `replacingOccurrences` runs only for the rare name that holds
+/// a quote.)
 func quoted(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
 
 /// One column of an entity's table that holds a slot of the entity.

@@ -43,4 +43,11 @@ struct PostgreSQLValueCodingTests {
             #expect(inPlace.publicValue as? NSObject == throughString.publicValue as? NSObject, "\(type) \(text)")
         }
     }
+
+    @Test func identifiersAreQuotedWithTheirQuotesDoubled() {
+        #expect(quoted("ZITEM") == #""ZITEM""#)
+        #expect(quoted(#"a"b""#) == #""a""b""""#)
+        #expect(quoted(#"""#) == #""""""#)
+        #expect(quoted("") == #""""#)
+    }
 }
