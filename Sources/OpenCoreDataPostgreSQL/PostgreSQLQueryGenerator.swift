@@ -101,8 +101,7 @@ final class PostgreSQLQueryGenerator {
         case .keys where complete:
             columns = "t0.\"Z_PK\", t0.\"Z_ENT\", t0.\"Z_OPT\""
         default:
-            columns = (["t0.\"Z_PK\"", "t0.\"Z_ENT\"", "t0.\"Z_OPT\""] + table.columns.map { "t0." + quoted($0.name) })
-                .joined(separator: ", ")
+            columns = table.wholeRow.t0
         }
         var sql = "SELECT \(columns) FROM \(schema.qualified(table.name)) t0"
         if !joins.isEmpty { sql += " " + joins.joined(separator: " ") }

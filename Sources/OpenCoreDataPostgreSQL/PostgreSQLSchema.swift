@@ -46,7 +46,19 @@ final class PostgreSQLTable {
     let name: String
     let rootNumber: Int64
     /// Every column but `Z_PK`, `Z_ENT`, `Z_OPT`, with its PostgreSQL type, in order.
-    var columns: [(name: String, type: String)] = []
+    var columns: [(name: String, type: String)] = [] {
+        didSet {
+            func list(_ alias: String) -> String {
+                (["\"Z_PK\"", "\"Z_ENT\"", "\"Z_OPT\""] + columns.map { quoted($0.name) }).map { alias + "." + $0 }
+                    .joined(separator: ", ")
+            }
+            wholeRow = (list("t0"), list("d"))
+        }
+    }
+    /// `Z_PK`, `Z_ENT`, `Z_OPT` and every column, quoted, behind the alias a fetch gives the table (`t0`) and the one a
+    /// to-many fault gives it (`d`), in the order `PostgreSQLStore.row(_:_:schema:values:)` reads them: made with the
+    /// columns, as every fetch and fault of whole rows selects them.
+    private(set) var wholeRow = (t0: "", d: "")
     /// Column name → position among `columns`.
     var position: [String: Int] = [:]
 

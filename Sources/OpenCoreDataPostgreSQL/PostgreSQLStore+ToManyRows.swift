@@ -24,7 +24,7 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
                 let slot = entity.slotIndex[relationship.name],
                 let sql = destinationsSQL(
                     slot: slot, of: entity, in: schema, many: true,
-                    selecting: { Self.rowColumns(of: $0, alias: "d") })
+                    selecting: { $0.wholeRow.d })
             else { continue }
             groups[sql, default: [:]][key] = objectID
         }
@@ -60,7 +60,7 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
         else { return [] }
         guard
             let sql = destinationsSQL(
-                slot: slot, of: entity, in: schema, selecting: { Self.rowColumns(of: $0, alias: "d") })
+                slot: slot, of: entity, in: schema, selecting: { $0.wholeRow.d })
         else { return [] }
         do {
             let rows = try rows(try connection.query(sql, [String(key)]), schema: schema, values: true)
@@ -104,11 +104,5 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
             SELECT \(columns(destination)), \(sourceColumn) FROM \(from) WHERE \(sourceColumn) = ANY($1::bigint[]) \
             ORDER BY \(sourceColumn), \(order)d."Z_PK"
             """
-    }
-
-    /// `Z_PK`, `Z_ENT`, `Z_OPT` and every column of `table`, in the order `row(_:_:schema:values:)` reads them.
-    static func rowColumns(of table: PostgreSQLTable, alias: String) -> String {
-        (["\"Z_PK\"", "\"Z_ENT\"", "\"Z_OPT\""] + table.columns.map { quoted($0.name) })
-            .map { alias + "." + $0 }.joined(separator: ", ")
     }
 }
