@@ -16,6 +16,10 @@ extension PostgreSQLStore: PersistentStoreBackend {
         }
         let result = try fetchRows(request, connection: connection, schema: schema, foldsCase: folds)
         remember(result)
+        switch result {
+        case .rows(let rows), .candidates(let rows): try prefetch(request.relationshipKeyPathsForPrefetching, of: rows)
+        case .count, .objects: break
+        }
         return result
     }
 

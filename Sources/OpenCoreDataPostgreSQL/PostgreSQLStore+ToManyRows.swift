@@ -17,17 +17,65 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
         throws
     {
         let (connection, schema) = try open()
+        try prefetchDestinations(of: relationship, from: objectIDs, connection: connection, schema: schema)
+    }
+
+    /// Loads the destinations along each of `keyPaths` (`relationshipKeyPathsForPrefetching`) for `rows`, one query
+    /// per to-many relationship and level, for their faults to take; a to-one step goes on from the destinations the
+    /// rows name, without reading them (their faults read them when touched).
+    func prefetch(_ keyPaths: [String]?, of rows: [StoreRow]) throws {
+        guard let keyPaths, !keyPaths.isEmpty, !rows.isEmpty else { return }
+        let (connection, schema) = try open()
+        for keyPath in keyPaths {
+            var level = rows
+            for component in keyPath.split(separator: ".").map(String.init) where !level.isEmpty {
+                var toMany:
+                    [ObjectIdentifier: (relationship: NSRelationshipDescription, sources: [NSManagedObjectID])] =
+                        [:]
+                var next: [StoreRow] = []
+                for row in level {
+                    guard let relationship = row.objectID.entity.relationshipsByName[component] else { continue }
+                    if relationship.isToMany {
+                        toMany[ObjectIdentifier(relationship), default: (relationship, [])].sources.append(row.objectID)
+                    } else if let slot = schema.entity(row.objectID.entity)?.slotIndex[component],
+                        slot < row.values.count, case .objectID(let destination) = row.values[slot]
+                    {
+                        next.append(StoreRow(objectID: destination, values: [], version: 0))
+                    }
+                }
+                for (_, group) in toMany {
+                    next += try prefetchDestinations(
+                        of: group.relationship, from: group.sources, connection: connection, schema: schema)
+                }
+                level = next
+            }
+        }
+    }
+
+    /// Reads the destinations of `relationship` from every source in one query per storage and keeps them for their
+    /// faults; returns their rows.
+    @discardableResult
+    func prefetchDestinations(
+        of relationship: NSRelationshipDescription, from objectIDs: [NSManagedObjectID],
+        connection: PostgreSQLConnection, schema: PostgreSQLSchema
+    ) throws -> [StoreRow] {
         // Sources of several entities may share the relationship through inheritance: one query per storage.
+        var sqlOf: [ObjectIdentifier: String?] = [:]
         var groups: [String: [Int64: NSManagedObjectID]] = [:]
         for objectID in objectIDs {
-            guard let key = key(of: objectID), let entity = schema.entity(objectID.entity),
-                let slot = entity.slotIndex[relationship.name],
-                let sql = destinationsSQL(
-                    slot: slot, of: entity, in: schema, many: true,
-                    selecting: { $0.wholeRow.d })
-            else { continue }
+            guard let key = key(of: objectID) else { continue }
+            let entityKey = ObjectIdentifier(objectID.entity)
+            if sqlOf[entityKey] == nil {
+                sqlOf[entityKey] = schema.entity(objectID.entity).flatMap { entity in
+                    entity.slotIndex[relationship.name].flatMap { slot in
+                        destinationsSQL(slot: slot, of: entity, in: schema, many: true, selecting: { $0.wholeRow.d })
+                    }
+                }
+            }
+            guard let sql = sqlOf[entityKey] ?? nil else { continue }
             groups[sql, default: [:]][key] = objectID
         }
+        var read: [StoreRow] = []
         do {
             for (sql, sources) in groups where !sources.isEmpty {
                 let result = try connection.query(sql, [Self.keyList(Array(sources.keys))])
@@ -44,10 +92,12 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
                 }
                 rowCache.replace(all)
                 rowCache.keepPrefetched(bySource, of: relationship)
+                read += all
             }
         } catch {
             throw self.error(error, code: NSPersistentStoreOperationError, action: "reading from")
         }
+        return read
     }
 
     package func destinationRows(of relationship: NSRelationshipDescription, from objectID: NSManagedObjectID) throws

@@ -142,6 +142,39 @@ struct PostgreSQLToManyRowsTests {
                 ])
         }
     }
+
+    /// A fetch with `relationshipKeyPathsForPrefetching` reads each relationship of all fetched objects in one query,
+    /// which the faults then answer from: a change behind the store afterwards is not seen by them.
+    @Test func aFetchWithPrefetchingReadsTheDestinationsAhead() throws {
+        let (url, coordinator) = try departmentsAndProjects()
+        defer { PostgreSQLTestServer.drop(url) }
+        let store = try #require(coordinator.persistentStores.first as? PostgreSQLStore)
+        let projects = try #require(
+            ConformanceModel.shared.entitiesByName["Department"]?.relationshipsByName["projects"])
+        let members = try #require(ConformanceModel.shared.entitiesByName["Project"]?.relationshipsByName["members"])
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Department")
+        request.entity = ConformanceModel.shared.entitiesByName["Department"]
+        request.relationshipKeyPathsForPrefetching = ["projects.members"]
+        guard case .rows(let departments) = try store.fetchRows(request) else {
+            Issue.record("The fetch gave no rows")
+            return
+        }
+        #expect(departments.count == 2)
+        try changeBehindTheStore(url, table: "ZPROJECT", column: "ZTITLE", to: "changed")
+        try changeBehindTheStore(url, table: "ZPERSON", column: "ZNAME", to: "changed")
+        func strings(_ rows: [StoreRow]) -> [String] {
+            rows.flatMap { row in row.values.compactMap { if case .string(let text) = $0 { text } else { nil } } }
+        }
+        for department in departments {
+            let projectRows = try store.destinationRows(of: projects, from: department.objectID)
+            #expect(projectRows.count == 3)
+            #expect(!strings(projectRows).contains("changed"))
+            let first = try #require(projectRows.first)
+            let memberRows = try store.destinationRows(of: members, from: first.objectID)
+            #expect(memberRows.count == 2)
+            #expect(!strings(memberRows).contains("changed"))
+        }
+    }
 }
 
 /// The store's registration notices do nothing, so contexts do not send them (a call, an array and the store's lock
