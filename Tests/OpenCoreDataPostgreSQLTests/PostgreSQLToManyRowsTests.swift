@@ -67,6 +67,11 @@ struct PostgreSQLToManyRowsTests {
         }
     }
 
+    /// The string values of `rows`, in order.
+    func strings(_ rows: [StoreRow]) -> [String] {
+        rows.flatMap { row in row.values.compactMap { if case .string(let text) = $0 { text } else { nil } } }
+    }
+
     /// A store at a new schema with two departments of three ordered projects each, and two projects of two members.
     func departmentsAndProjects() throws -> (URL, NSPersistentStoreCoordinator) {
         let url = try #require(PostgreSQLTestServer.newURL())
@@ -128,16 +133,13 @@ struct PostgreSQLToManyRowsTests {
         }
         try store.prefetchDestinations(of: relationship, from: departments)
         try changeBehindTheStore(url, table: "ZPROJECT", column: "ZTITLE", to: "changed")
-        func titles(_ rows: [StoreRow]) -> [String] {
-            rows.flatMap { row in row.values.compactMap { if case .string(let text) = $0 { text } else { nil } } }
-        }
         for department in departments {
-            let prefetched = titles(try store.destinationRows(of: relationship, from: department))
+            let prefetched = strings(try store.destinationRows(of: relationship, from: department))
             #expect(prefetched.count == 3)
             #expect(!prefetched.contains("changed"))
             // Handed out once: the next fault reads the server.
             #expect(
-                titles(try store.destinationRows(of: relationship, from: department)) == [
+                strings(try store.destinationRows(of: relationship, from: department)) == [
                     "changed", "changed", "changed",
                 ])
         }
@@ -162,9 +164,6 @@ struct PostgreSQLToManyRowsTests {
         #expect(departments.count == 2)
         try changeBehindTheStore(url, table: "ZPROJECT", column: "ZTITLE", to: "changed")
         try changeBehindTheStore(url, table: "ZPERSON", column: "ZNAME", to: "changed")
-        func strings(_ rows: [StoreRow]) -> [String] {
-            rows.flatMap { row in row.values.compactMap { if case .string(let text) = $0 { text } else { nil } } }
-        }
         for department in departments {
             let projectRows = try store.destinationRows(of: projects, from: department.objectID)
             #expect(projectRows.count == 3)
