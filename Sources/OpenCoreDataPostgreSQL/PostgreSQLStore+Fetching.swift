@@ -123,11 +123,9 @@ extension PostgreSQLStore: PersistentStoreBackend {
         let (connection, schema) = try open()
         guard let key = key(of: objectID), let entity = schema.entity(objectID.entity) else { return nil }
         let table = entity.table
-        let columns = (["\"Z_PK\"", "\"Z_ENT\"", "\"Z_OPT\""] + table.columns.map { quoted($0.name) })
-            .joined(separator: ", ")
         do {
             let result = try connection.query(
-                "SELECT \(columns) FROM \(schema.qualified(table.name)) WHERE \"Z_PK\" = $1::bigint"
+                "SELECT \(table.wholeRow.t0) FROM \(schema.qualified(table.name)) t0 WHERE t0.\"Z_PK\" = $1::bigint"
                     + (locking ? " FOR UPDATE" : ""), [String(key)])
             guard result.rowCount == 1 else { return nil }
             return try row(result, 0, schema: schema, values: true)

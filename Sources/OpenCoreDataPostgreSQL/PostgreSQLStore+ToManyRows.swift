@@ -21,8 +21,8 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
     }
 
     /// Loads the destinations along each of `keyPaths` (`relationshipKeyPathsForPrefetching`) for `rows`, one query
-    /// per to-many relationship and level, for their faults to take; a to-one step goes on from the destinations the
-    /// rows name, without reading them (their faults read them when touched).
+    /// per relationship and level: to-many destinations for their faults to take, to-one destinations the row cache
+    /// does not hold into it, one query per table.
     func prefetch(_ keyPaths: [String]?, of rows: [StoreRow]) throws {
         guard let keyPaths, !keyPaths.isEmpty, !rows.isEmpty else { return }
         let (connection, schema) = try open()
@@ -33,6 +33,7 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
                     [ObjectIdentifier: (relationship: NSRelationshipDescription, sources: [NSManagedObjectID])] =
                         [:]
                 var next: [StoreRow] = []
+                var toOne: [NSManagedObjectID] = []
                 for row in level {
                     guard let relationship = row.objectID.entity.relationshipsByName[component] else { continue }
                     if relationship.isToMany {
@@ -40,9 +41,10 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
                     } else if let slot = schema.entity(row.objectID.entity)?.slotIndex[component],
                         slot < row.values.count, case .objectID(let destination) = row.values[slot]
                     {
-                        next.append(StoreRow(objectID: destination, values: [], version: 0))
+                        toOne.append(destination)
                     }
                 }
+                next += try loadRows(of: toOne, connection: connection, schema: schema)
                 for (_, group) in toMany {
                     next += try prefetchDestinations(
                         of: group.relationship, from: group.sources, connection: connection, schema: schema)
@@ -50,6 +52,34 @@ extension PostgreSQLStore: PersistentStoreToManyRows, PersistentStoreToManyPrefe
                 level = next
             }
         }
+    }
+
+    /// The rows of `objectIDs`: those the row cache holds, and the others read in one query per table and kept there.
+    private func loadRows(of objectIDs: [NSManagedObjectID], connection: PostgreSQLConnection, schema: PostgreSQLSchema)
+        throws -> [StoreRow]
+    {
+        var found: [StoreRow] = []
+        var missing: [ObjectIdentifier: (table: PostgreSQLTable, keys: Set<Int64>)] = [:]
+        for objectID in Set(objectIDs) {
+            if let cached = rowCache.row(for: objectID, stalenessInterval: -1) {
+                found.append(cached)
+            } else if let key = key(of: objectID), let table = schema.entity(objectID.entity)?.table {
+                missing[ObjectIdentifier(table), default: (table, [])].keys.insert(key)
+            }
+        }
+        do {
+            for (_, group) in missing {
+                let result = try connection.query(
+                    "SELECT \(group.table.wholeRow.t0) FROM \(schema.qualified(group.table.name)) t0 "
+                        + "WHERE t0.\"Z_PK\" = ANY($1::bigint[])", [Self.keyList(Array(group.keys))])
+                let read = try rows(result, schema: schema, values: true)
+                rowCache.remember(read)
+                found += read
+            }
+        } catch {
+            throw self.error(error, code: NSPersistentStoreOperationError, action: "reading from")
+        }
+        return found
     }
 
     /// Reads the destinations of `relationship` from every source in one query per storage and keeps them for their

@@ -174,6 +174,33 @@ struct PostgreSQLToManyRowsTests {
             #expect(!strings(memberRows).contains("changed"))
         }
     }
+
+    /// A to-one step of a prefetch reads the destinations the row cache lacks in one query, and keeps them there: a
+    /// fault of one of them then answers from the cache.
+    @Test func aFetchWithPrefetchingReadsToOneDestinationsIntoTheRowCache() throws {
+        let (url, coordinator) = try departmentsAndProjects()
+        defer { PostgreSQLTestServer.drop(url) }
+        let store = try #require(coordinator.persistentStores.first as? PostgreSQLStore)
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Project")
+        request.entity = ConformanceModel.shared.entitiesByName["Project"]
+        request.relationshipKeyPathsForPrefetching = ["department"]
+        guard case .rows(let projects) = try store.fetchRows(request) else {
+            Issue.record("The fetch gave no rows")
+            return
+        }
+        let departments = Set(
+            projects.flatMap { row in
+                row.values.compactMap { value -> NSManagedObjectID? in
+                    if case .objectID(let id) = value, id.entity.name == "Department" { id } else { nil }
+                }
+            })
+        #expect(departments.count == 2)
+        try changeBehindTheStore(url, table: "ZDEPARTMENT", column: "ZNAME", to: "changed")
+        for department in departments {
+            let row = try #require(try store.row(for: department, stalenessInterval: -1))
+            #expect(!strings([row]).contains("changed"))
+        }
+    }
 }
 
 /// The store's registration notices do nothing, so contexts do not send them (a call, an array and the store's lock
