@@ -72,6 +72,20 @@ struct PostgreSQLToManyRowsTests {
         rows.flatMap { row in row.values.compactMap { if case .string(let text) = $0 { text } else { nil } } }
     }
 
+    /// The rows of every `entityName` object, fetched from `store` itself with `relationshipKeyPathsForPrefetching`.
+    func fetchRows(_ entityName: String, prefetching keyPaths: [String], from store: PostgreSQLStore) throws
+        -> [StoreRow]
+    {
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: entityName)
+        request.entity = ConformanceModel.shared.entitiesByName[entityName]
+        request.relationshipKeyPathsForPrefetching = keyPaths
+        guard case .rows(let rows) = try store.fetchRows(request) else {
+            Issue.record("The fetch of \(entityName) gave no rows")
+            return []
+        }
+        return rows
+    }
+
     /// A store at a new schema with two departments of three ordered projects each, and two projects of two members.
     func departmentsAndProjects() throws -> (URL, NSPersistentStoreCoordinator) {
         let url = try #require(PostgreSQLTestServer.newURL())
@@ -154,13 +168,7 @@ struct PostgreSQLToManyRowsTests {
         let projects = try #require(
             ConformanceModel.shared.entitiesByName["Department"]?.relationshipsByName["projects"])
         let members = try #require(ConformanceModel.shared.entitiesByName["Project"]?.relationshipsByName["members"])
-        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Department")
-        request.entity = ConformanceModel.shared.entitiesByName["Department"]
-        request.relationshipKeyPathsForPrefetching = ["projects.members"]
-        guard case .rows(let departments) = try store.fetchRows(request) else {
-            Issue.record("The fetch gave no rows")
-            return
-        }
+        let departments = try fetchRows("Department", prefetching: ["projects.members"], from: store)
         #expect(departments.count == 2)
         try changeBehindTheStore(url, table: "ZPROJECT", column: "ZTITLE", to: "changed")
         try changeBehindTheStore(url, table: "ZPERSON", column: "ZNAME", to: "changed")
@@ -181,13 +189,7 @@ struct PostgreSQLToManyRowsTests {
         let (url, coordinator) = try departmentsAndProjects()
         defer { PostgreSQLTestServer.drop(url) }
         let store = try #require(coordinator.persistentStores.first as? PostgreSQLStore)
-        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Project")
-        request.entity = ConformanceModel.shared.entitiesByName["Project"]
-        request.relationshipKeyPathsForPrefetching = ["department"]
-        guard case .rows(let projects) = try store.fetchRows(request) else {
-            Issue.record("The fetch gave no rows")
-            return
-        }
+        let projects = try fetchRows("Project", prefetching: ["department"], from: store)
         let departments = Set(
             projects.flatMap { row in
                 row.values.compactMap { value -> NSManagedObjectID? in
