@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+@testable import OpenCoreDataCore
+
+/// The order in which a save goes over the objects it updates and deletes: the order of their addresses (see
+/// `_inMemoryOrder`), so that its passes walk memory forward. Apple's Core Data leaves that order undefined, so
+/// these tests are OpenCoreData's own.
+@Suite struct SaveOrderTests {
+    /// Notes the objects whose validation and did-save hooks a save calls, in the order it calls them.
+    final class Log {
+        var validatedForUpdate: [ObjectIdentifier] = []
+        var validatedForDelete: [ObjectIdentifier] = []
+        var saved: [ObjectIdentifier] = []
+    }
+
+    final class Note: NSManagedObject {
+        @Managed var text: String?
+        var log: Log?
+
+        override func validateForUpdate() throws {
+            try super.validateForUpdate()
+            log?.validatedForUpdate.append(ObjectIdentifier(self))
+        }
+
+        override func validateForDelete() throws {
+            try super.validateForDelete()
+            log?.validatedForDelete.append(ObjectIdentifier(self))
+        }
+
+        override func didSave() {
+            super.didSave()
+            log?.saved.append(ObjectIdentifier(self))
+        }
+    }
+
+    static func model() -> NSManagedObjectModel {
+        let note = NSEntityDescription()
+        note.name = "Note"
+        note.managedObjectClassName = String(reflecting: Note.self)
+        note.properties = [CompanyModel.attribute("text", .stringAttributeType)]
+        let model = NSManagedObjectModel()
+        model.entities = [note]
+        return model
+    }
+
+    static func isAscending(_ identifiers: [ObjectIdentifier]) -> Bool {
+        zip(identifiers, identifiers.dropFirst()).allSatisfy { $0 < $1 }
+    }
+
+    @Test func aSaveGoesOverTheObjectsItUpdatesAndDeletesInTheOrderOfTheirAddresses() throws {
+        let context = CompanyModel.context(model: Self.model())
+        try context.performAndWait {
+            let log = Log()
+            // Enough objects that the context's hash order is all but certain to differ from their addresses'.
+            let notes = (0..<300).map { index in
+                let note = Note(context: context)
+                note.text = "note \(index)"
+                note.log = log
+                return note
+            }
+            try context.save()
+            log.saved = []
+            for note in notes { note.text = (note.text ?? "") + " changed" }
+            try context.save()
+            let byAddress = notes.map(ObjectIdentifier.init).sorted()
+            #expect(log.validatedForUpdate == byAddress)
+            #expect(log.saved == byAddress)
+
+            log.saved = []
+            for note in notes { context.delete(note) }
+            try context.save()
+            #expect(log.validatedForDelete == byAddress)
+            #expect(log.saved == byAddress)
+        }
+    }
+
+    @Test func theOrderTakesOnlyTheObjectsAskedForAndEachOnce() {
+        let context = CompanyModel.context(model: Self.model())
+        context.performAndWait {
+            let notes = (0..<100).map { index in
+                let note = Note(context: context)
+                note.text = index.isMultiple(of: 3) ? "left out" : "taken"
+                return note
+            }
+            var table = ObjectIdentityDictionary<NSManagedObject>()
+            for note in notes.reversed() { table[ObjectIdentifier(note)] = note }
+            let ordered = table.values._inMemoryOrder { ($0 as? Note)?.text == "taken" }
+            let identifiers = ordered.map(ObjectIdentifier.init)
+            #expect(Self.isAscending(identifiers))
+            #expect(identifiers.sorted() == notes.filter { $0.text == "taken" }.map(ObjectIdentifier.init).sorted())
+            #expect(table.values._inMemoryOrder().count == notes.count)
+        }
+    }
+}
