@@ -318,9 +318,15 @@ extension NSManagedObjectContext {
     ) -> StoreSaveChanges {
         var changes = StoreSaveChanges()
         changes.author = _storeTransactionAuthor
-        func toMany(_ object: NSManagedObject, slots: [Int]) -> [Int: [NSManagedObjectID]] {
+        changes.inserted.reserveCapacity(inserted.count)
+        changes.updated.reserveCapacity(updated.count)
+        changes.deleted.reserveCapacity(deleted.count)
+        // The destinations of the object's to-many relationships (with `changedOnly`, of those changed). (Over the
+        // relationship slots, asking the changed slots: listing the changed slots made an array for every object.)
+        func toMany(_ object: NSManagedObject, changedOnly: Bool) -> [Int: [NSManagedObjectID]] {
             var result: [Int: [NSManagedObjectID]] = [:]
-            for slot in slots {
+            let changed = changedOnly ? object._changed : SlotSet()
+            for slot in object._layout.relationshipSlots where !changedOnly || changed.contains(slot) {
                 guard case .toMany = object._layout.kinds[slot] else { continue }
                 if case .toMany(let contents) = object._values[slot] {
                     result[slot] = contents.objects.map(\._objectID)
@@ -332,14 +338,14 @@ extension NSManagedObjectContext {
             changes.inserted.append(
                 StoreSaveObject(
                     object: object, objectID: object._objectID, values: _storeValues(of: object),
-                    changedSlots: object._changed, toMany: toMany(object, slots: object._layout.relationshipSlots),
+                    changedSlots: object._changed, toMany: toMany(object, changedOnly: false),
                     expectedVersion: 0, forced: forced))
         }
         for object in updated {
             changes.updated.append(
                 StoreSaveObject(
                     object: object, objectID: object._objectID, values: _storeValues(of: object),
-                    changedSlots: object._changed, toMany: toMany(object, slots: object._changed.elements),
+                    changedSlots: object._changed, toMany: toMany(object, changedOnly: true),
                     expectedVersion: object._version, forced: forced || object._forceNextSave))
         }
         for object in deleted {
