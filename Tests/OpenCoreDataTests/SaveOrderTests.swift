@@ -75,6 +75,39 @@ import Testing
         }
     }
 
+    /// A note that, when validated for update, changes another one (which validation should not do, but code does).
+    final class Meddler: NSManagedObject {
+        @Managed var text: String?
+        var other: Meddler?
+
+        override func validateForUpdate() throws {
+            try super.validateForUpdate()
+            if let other, other.text != "changed while validating" { other.text = "changed while validating" }
+        }
+    }
+
+    @Test func aChangeMadeWhileValidatingIsSavedWithTheRest() throws {
+        let note = NSEntityDescription()
+        note.name = "Meddler"
+        note.managedObjectClassName = String(reflecting: Meddler.self)
+        note.properties = [CompanyModel.attribute("text", .stringAttributeType)]
+        let model = NSManagedObjectModel()
+        model.entities = [note]
+        let context = CompanyModel.context(model: model)
+        try context.performAndWait {
+            let meddler = Meddler(context: context)
+            let other = Meddler(context: context)
+            try context.save()
+            meddler.other = other
+            meddler.text = "edited"
+            try context.save()
+            #expect(other.text == "changed while validating")
+            #expect(!context.hasChanges, "the change made while validating was written, not dropped")
+            #expect(other.changedValues().isEmpty)
+            #expect(other.committedValues(forKeys: ["text"])["text"] as? String == "changed while validating")
+        }
+    }
+
     @Test func theOrderTakesOnlyTheObjectsAskedForAndEachOnce() {
         let context = CompanyModel.context(model: Self.model())
         context.performAndWait {

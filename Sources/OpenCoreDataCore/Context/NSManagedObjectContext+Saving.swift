@@ -210,7 +210,10 @@ extension NSManagedObjectContext {
         while true {
             attempt += 1
             // A merge policy may have changed what is to be written: gather it afresh on every attempt.
-            var updated = attempt == 1 ? updatedToValidate : _updated.values._inMemoryOrder { $0.hasChanges }
+            // (The list validated, unless validation changed objects, which starts an event.)
+            var updated =
+                attempt == 1 && !_hasEventChanges
+                ? updatedToValidate : _updated.values._inMemoryOrder { $0.hasChanges }
             var deleted = attempt == 1 ? deletedToValidate : _deleted.values._inMemoryOrder()
             var changes = _saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
             if _coordinator != nil {
