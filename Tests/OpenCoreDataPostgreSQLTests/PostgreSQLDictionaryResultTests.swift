@@ -23,7 +23,7 @@ final class PostgreSQLDictionaryResultTests {
             return context
         }
         sqlite = try context(NSSQLiteStoreType, sqliteURL)
-        postgres = try context(PostgreSQLStoreType, try #require(postgresURL))
+        postgres = try context(PostgreSQLStoreType, postgresURL)
     }
 
     deinit {

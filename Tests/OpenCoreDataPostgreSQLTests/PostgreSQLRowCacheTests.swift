@@ -92,7 +92,7 @@ struct PostgreSQLRowCacheTests {
         try context.run {
             let update = NSBatchUpdateRequest(entityName: "Item")
             update.propertiesToUpdate = ["string": "batched"]
-            try context.execute(update)
+            _ = try context.execute(update)
         }
         #expect(try faultedString(coordinator, item.objectID) == "batched")
     }

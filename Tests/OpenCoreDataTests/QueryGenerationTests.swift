@@ -235,7 +235,7 @@ import Testing
     }
 
     @Test func savingWithoutChangesMovesThePinnedContextOnToo() throws {
-        let (pinned, _, elsewhere) = try pinnedContextBehindACommit()
+        let (pinned, _, _) = try pinnedContextBehindACommit()
         try on(pinned) {
             try pinned.save()
             #expect(try storedNames(pinned) == ["Ada", "Grace"])

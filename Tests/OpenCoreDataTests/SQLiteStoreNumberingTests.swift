@@ -64,9 +64,9 @@ final class NumberingPuppy: NSManagedObject {}
             let wild = insert("Tag", ["label": "wild"])
             let tame = insert("Tag", ["label": "tame"])
             let rex = insert("Dog", ["name": "Rex", "breed": "collie", "size": "large", "keeper": anna])
-            insert("Cat", ["name": "Tom", "lives": 9, "size": "small", "keeper": ben])
+            _ = insert("Cat", ["name": "Tom", "lives": 9, "size": "small", "keeper": ben])
             let bit = insert("Puppy", ["name": "Bit", "breed": "pug", "weeks": 8, "keeper": anna])
-            insert("Animal", ["name": "Blob"])
+            _ = insert("Animal", ["name": "Blob"])
             anna.setValue(bit, forKey: "favorite")
             ben.setValue(rex, forKey: "favorite")
             anna.setValue(Set([wild, tame]), forKey: "tags")
@@ -369,7 +369,7 @@ final class NumberingPuppy: NSManagedObject {}
         let coordinator = try SQLiteStack.coordinator(Self.sharedModel, at: url)
         defer { try? SQLiteStack.close(coordinator) }
         let context = SQLiteStack.context(coordinator)
-        context.performAndWait {
+        _ = context.performAndWait {
             #expect {
                 try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Animal"))
             } throws: { error in
