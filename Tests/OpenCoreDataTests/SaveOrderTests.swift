@@ -34,13 +34,14 @@ import Testing
         }
     }
 
-    static func model() -> NSManagedObjectModel {
-        let note = NSEntityDescription()
-        note.name = "Note"
-        note.managedObjectClassName = String(reflecting: Note.self)
-        note.properties = [CompanyModel.attribute("text", .stringAttributeType)]
+    /// A model of one entity named after `objectClass`, with an optional string `text`.
+    static func model(of objectClass: NSManagedObject.Type) -> NSManagedObjectModel {
+        let entity = NSEntityDescription()
+        entity.name = String(describing: objectClass)
+        entity.managedObjectClassName = String(reflecting: objectClass)
+        entity.properties = [CompanyModel.attribute("text", .stringAttributeType)]
         let model = NSManagedObjectModel()
-        model.entities = [note]
+        model.entities = [entity]
         return model
     }
 
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func aSaveGoesOverTheObjectsItUpdatesAndDeletesInTheOrderOfTheirAddresses() throws {
-        let context = CompanyModel.context(model: Self.model())
+        let context = CompanyModel.context(model: Self.model(of: Note.self))
         try context.performAndWait {
             let log = Log()
             // Enough objects that the context's hash order is all but certain to differ from their addresses'.
@@ -87,13 +88,7 @@ import Testing
     }
 
     @Test func aChangeMadeWhileValidatingIsSavedWithTheRest() throws {
-        let note = NSEntityDescription()
-        note.name = "Meddler"
-        note.managedObjectClassName = String(reflecting: Meddler.self)
-        note.properties = [CompanyModel.attribute("text", .stringAttributeType)]
-        let model = NSManagedObjectModel()
-        model.entities = [note]
-        let context = CompanyModel.context(model: model)
+        let context = CompanyModel.context(model: Self.model(of: Meddler.self))
         try context.performAndWait {
             let meddler = Meddler(context: context)
             let other = Meddler(context: context)
@@ -109,7 +104,7 @@ import Testing
     }
 
     @Test func theOrderTakesOnlyTheObjectsAskedForAndEachOnce() {
-        let context = CompanyModel.context(model: Self.model())
+        let context = CompanyModel.context(model: Self.model(of: Note.self))
         context.performAndWait {
             let notes = (0..<100).map { index in
                 let note = Note(context: context)
