@@ -4,8 +4,8 @@ import Testing
 @testable import OpenCoreDataCore
 
 /// The order in which a save goes over the objects it updates and deletes: the order of their addresses (see
-/// `_inMemoryOrder`), so that its passes walk memory forward. Apple's Core Data leaves that order undefined, so
-/// these tests are OpenCoreData's own.
+/// `_inMemoryOrder`), so that its passes walk memory forward, without losing what validation changed. Apple's Core
+/// Data leaves that order undefined, so these tests are OpenCoreData's own.
 @Suite struct SaveOrderTests {
     /// Notes the objects whose validation and did-save hooks a save calls, in the order it calls them.
     final class Log {
@@ -87,6 +87,8 @@ import Testing
         }
     }
 
+    /// Reusing the list validated must not lose a change validation made. Apple's documentation asks validation not
+    /// to change objects and says nothing of what a save then does; this pins OpenCoreData's answer: it is saved.
     @Test func aChangeMadeWhileValidatingIsSavedWithTheRest() throws {
         let context = CompanyModel.context(model: Self.model(of: Meddler.self))
         try context.performAndWait {
