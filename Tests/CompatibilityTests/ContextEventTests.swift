@@ -1,6 +1,7 @@
 // When a context tells observers about changes: a main-queue context used on the main thread ends its event (and
 // posts the objects-did-change notification) when the main queue next runs, as Apple's does at the end of the run
-// loop's iteration; and the objects a did-save notification lists still read their values.
+// loop's iteration; what each event's notification lists; and the objects a did-save notification lists still read
+// their values.
 import Foundation
 import Testing
 
@@ -84,5 +85,50 @@ private final class NotificationLog: @unchecked Sendable {
         #expect(deleted.map(\.objectID) == deletedIDs)
         #expect(inserted.isEmpty)
         #expect(context.performAndWait { context.insertedObjects.isEmpty && context.deletedObjects.isEmpty })
+    }
+
+    @Test func eachEventAnnouncesTheObjectsChangedInIt() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let context = container.newBackgroundContext()
+        let (author, book) = try context.performAndWait {
+            let author = Author(context: context)
+            author.name = "Tove"
+            try context.save()
+            return (author, Book(context: context))
+        }
+        let log = NotificationLog(.NSManagedObjectContextObjectsDidChange, object: context)
+        context.performAndWait { author.name = "Tove Jansson" }
+        context.performAndWait { author.name = "T. Jansson" }
+        context.performAndWait { book.title = "Moominsummer Madness" }
+        let notes = log.received
+        func objects(_ key: String, _ index: Int) -> Set<NSManagedObject> {
+            notes.indices.contains(index) ? notes[index].userInfo?[key] as? Set<NSManagedObject> ?? [] : []
+        }
+        #expect(notes.count == 3)
+        #expect(objects(NSUpdatedObjectsKey, 0) == [author])
+        #expect(objects(NSUpdatedObjectsKey, 1) == [author])
+        #expect(objects(NSUpdatedObjectsKey, 2) == [book])
+        #expect(objects(NSInsertedObjectsKey, 2).isEmpty)
+    }
+
+    @Test func anObjectChangedAndDeletedInOneEventIsAnnouncedAsDeletedOnly() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let context = container.newBackgroundContext()
+        let author = try context.performAndWait {
+            let author = Author(context: context)
+            author.name = "Tove"
+            try context.save()
+            return author
+        }
+        let log = NotificationLog(.NSManagedObjectContextObjectsDidChange, object: context)
+        context.performAndWait {
+            author.name = "Tove Jansson"
+            context.delete(author)
+        }
+        let note = try #require(log.received.last)
+        let deleted = note.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject>
+        let updated = note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject>
+        #expect(deleted == [author])
+        #expect(updated == nil)
     }
 }

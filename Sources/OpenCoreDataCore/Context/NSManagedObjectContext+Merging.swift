@@ -136,7 +136,8 @@ extension NSManagedObjectContext {
         if !faultedIn.isEmpty { info[NSInsertedObjectsKey] = Set(faultedIn) }
         if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = Set(refreshed) }
         if !removed.isEmpty { info[NSDeletedObjectsKey] = Set(removed) }
-        _eventRefreshed = [:]
+        // This notification reports the refreshes: the end of the event does not again.
+        for object in _eventObjects { object._flags.remove(.eventRefreshed) }
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didChangeObjectsNotification, object: self, userInfo: info)
         NotificationCenter.default.post(

@@ -362,7 +362,7 @@ extension NSManagedObjectContext {
         object._flags.insert(.inserted)
         _register(object)
         _inserted[ObjectIdentifier(object)] = object
-        _eventInserted[ObjectIdentifier(object)] = object
+        _enlistInEvent(object, as: .eventInserted)
         _noteEventChange()
         object.awakeFromInsert()
         if _registersUndo {
@@ -376,7 +376,7 @@ extension NSManagedObjectContext {
     func _uninsert(_ object: NSManagedObject) {
         guard _inserted[ObjectIdentifier(object)] != nil else { return }
         _inserted[ObjectIdentifier(object)] = nil
-        _eventInserted[ObjectIdentifier(object)] = nil
+        object._flags.remove(.eventInserted)
         object._flags.remove(.inserted)
         _unregister(object)
         _noteEventChange()
@@ -408,11 +408,11 @@ extension NSManagedObjectContext {
             // observers of the end of the event hear of its deletion (fetched results controllers drop it, monitors
             // that heard of its insertion, or would have in this event, hear it is gone).
             _inserted[ObjectIdentifier(object)] = nil
-            _eventInserted[ObjectIdentifier(object)] = nil
+            object._flags.remove(.eventInserted)
         } else {
             _deleted[ObjectIdentifier(object)] = object
         }
-        _eventDeleted[ObjectIdentifier(object)] = object
+        _enlistInEvent(object, as: .eventDeleted)
         _updated[ObjectIdentifier(object)] = nil
         object._flags.remove(.updated)
         _pendingDeletes.append(object)
@@ -430,7 +430,7 @@ extension NSManagedObjectContext {
         object._flags.remove(.deleted)
         object._flags.remove(.pendingDeletePropagation)
         _pendingDeletes.removeAll { $0 === object }
-        _eventDeleted[ObjectIdentifier(object)] = nil
+        object._flags.remove(.eventDeleted)
         if object._flags.contains(.inserted) {
             _inserted[ObjectIdentifier(object)] = object
         } else {
@@ -453,7 +453,7 @@ extension NSManagedObjectContext {
         // A changed object is validated and saved whole: a partial fault loads the rest first.
         if !_partialObjects.isEmpty { _completePartialFault(object) }
         _updated[ObjectIdentifier(object)] = object
-        _eventUpdated[ObjectIdentifier(object)] = object
+        _enlistInEvent(object, as: .eventUpdated)
         _noteEventChange()
     }
 
@@ -461,15 +461,13 @@ extension NSManagedObjectContext {
     /// notification (unless inserted in this event), and its per-event change record is cleared when the event ends.
     func _noteChange(of object: NSManagedObject) {
         _noteEventChange()
-        if !object._flags.contains(.eventTouched) {
-            object._flags.insert(.eventTouched)
-            _eventTouched.append(object)
-        }
         // Every property set comes here: after the first in an event, the object's place is known.
-        guard !object._flags.contains(.eventListed), !object._flags.contains(.deleted) else { return }
+        guard !object._flags.contains(.eventListed) else { return }
+        _enlistInEvent(object, as: [])
+        guard !object._flags.contains(.deleted) else { return }
         object._flags.insert(.eventListed)
-        if _eventInserted[ObjectIdentifier(object)] == nil {
-            _eventUpdated[ObjectIdentifier(object)] = object
+        if !object._flags.contains(.eventInserted) {
+            object._flags.insert(.eventUpdated)
         }
     }
 

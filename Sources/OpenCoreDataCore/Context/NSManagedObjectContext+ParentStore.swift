@@ -124,7 +124,7 @@ extension NSManagedObjectContext: ObjectStoreParent {
                 object._flags.insert(.inserted)
                 _register(object)
                 _inserted[ObjectIdentifier(object)] = object
-                _eventInserted[ObjectIdentifier(object)] = object
+                _enlistInEvent(object, as: .eventInserted)
                 _noteEventChange()
                 local[change.objectID] = object
             }

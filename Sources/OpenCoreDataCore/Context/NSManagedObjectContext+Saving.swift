@@ -29,15 +29,7 @@ extension NSManagedObjectContext {
         _propagateDeletes()
         guard _hasEventChanges else { return }
         _hasEventChanges = false
-        let inserted = Set(_eventInserted.values)
-        let updated = Set(_eventUpdated.values.filter { !$0._flags.contains(.deleted) && $0._context === self })
-        let deleted = Set(_eventDeleted.values)
-        let refreshed = Set(_eventRefreshed.values)
-        _eventInserted = [:]
-        _eventUpdated = [:]
-        _eventDeleted = [:]
-        _eventRefreshed = [:]
-        _endEventOfTouchedObjects()
+        var (inserted, updated, deleted, refreshed) = _endEventOfTouchedObjects()
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
@@ -45,12 +37,23 @@ extension NSManagedObjectContext {
             return
         }
         var info: [AnyHashable: Any] = [:]
-        if !inserted.isEmpty { info[NSInsertedObjectsKey] = inserted }
-        if !updated.isEmpty { info[NSUpdatedObjectsKey] = updated }
-        if !deleted.isEmpty { info[NSDeletedObjectsKey] = deleted }
-        if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = refreshed }
+        if !inserted.isEmpty { info[NSInsertedObjectsKey] = inserted.take() }
+        if !updated.isEmpty { info[NSUpdatedObjectsKey] = updated.take() }
+        if !deleted.isEmpty { info[NSDeletedObjectsKey] = deleted.take() }
+        if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = refreshed.take() }
         NotificationCenter.default.post(
             name: NSManagedObjectContext.didChangeObjectsNotification, object: self, userInfo: info)
+    }
+
+    /// Lists an object among the current event's objects (once) as `role` (`eventInserted`, `eventUpdated`,
+    /// `eventDeleted` or `eventRefreshed`).
+    @inline(__always)
+    func _enlistInEvent(_ object: NSManagedObject, as role: NSManagedObject.Flags) {
+        if !object._flags.contains(.eventTouched) {
+            object._flags.insert(.eventTouched)
+            _eventObjects.append(object)
+        }
+        object._flags.insert(role)
     }
 
     /// Applies the delete rules of objects deleted since the last time: nullify inverses, cascade deletions.
@@ -509,22 +512,53 @@ extension NSManagedObjectContext {
         _updated = [:]
         _deleted = [:]
         _pendingDeletes = []
-        _eventInserted = [:]
-        _eventUpdated = [:]
-        _eventDeleted = [:]
-        _eventRefreshed = [:]
-        _endEventOfTouchedObjects()
+        _ = _endEventOfTouchedObjects(reporting: false)
         _hasEventChanges = false
     }
 
-    /// Clears the per-event state of the objects changed in the current event.
-    func _endEventOfTouchedObjects() {
-        for object in _eventTouched {
+    /// Ends the current event for its objects: clears their per-event state and, if `reporting`, returns them by
+    /// what they were in it, for the objects-did-change notification. Objects changed and deleted in the event count
+    /// as deleted only; an object that has since gone to another context is left to that one.
+    func _endEventOfTouchedObjects(reporting: Bool = true) -> (
+        inserted: EventObjects, updated: EventObjects, deleted: EventObjects, refreshed: EventObjects
+    ) {
+        var (inserted, updated, deleted, refreshed) = (EventObjects(), EventObjects(), EventObjects(), EventObjects())
+        let objects = _eventObjects
+        _eventObjects = []
+        var remaining = objects.count
+        objects._forEachUnretained { object in
+            defer { remaining -= 1 }
+            let flags = object._flags
+            if let context = object._context, context !== self { return }
+            if reporting, flags.contains(.eventInserted) { inserted.add(object, remaining: remaining) }
+            if reporting, flags.contains(.eventUpdated), !flags.contains(.deleted), object._context === self {
+                updated.add(object, remaining: remaining)
+            }
+            if reporting, flags.contains(.eventDeleted) { deleted.add(object, remaining: remaining) }
+            if reporting, flags.contains(.eventRefreshed) { refreshed.add(object, remaining: remaining) }
             object._eventOldValues = nil
-            object._flags.remove(.eventTouched)
-            object._flags.remove(.eventListed)
+            object._flags.subtract(.eventState)
         }
-        _eventTouched = []
+        return (inserted, updated, deleted, refreshed)
+    }
+
+    /// The objects an event reports as one kind of change. Its set is given room, at its first object, for all the
+    /// event's objects not yet sorted: most events change objects in one way, whose set then never grows.
+    struct EventObjects {
+        private var objects: Set<NSManagedObject> = []
+
+        var isEmpty: Bool { objects.isEmpty }
+
+        @inline(__always)
+        mutating func add(_ object: NSManagedObject, remaining: Int) {
+            if objects.isEmpty { objects.reserveCapacity(remaining) }
+            objects.insert(object)
+        }
+
+        mutating func take() -> Set<NSManagedObject> {
+            defer { objects = [] }
+            return objects
+        }
     }
 
     /// Forgets every object: all registered objects become invalid (re-fetch what you need), unsaved changes
@@ -587,7 +621,7 @@ extension NSManagedObjectContext {
             object._values[slot] = value
         }
         object.awakeFromSnapshotEvents(.refresh)
-        _eventRefreshed[ObjectIdentifier(object)] = object
+        _enlistInEvent(object, as: .eventRefreshed)
         _noteEventChange()
     }
 

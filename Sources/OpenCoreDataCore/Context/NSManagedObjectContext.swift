@@ -63,14 +63,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var _deleted: ObjectIdentityDictionary<NSManagedObject> = [:]
     /// Deleted objects whose delete rules have not been applied yet.
     @exclusivity(unchecked) var _pendingDeletes: [NSManagedObject] = []
-    /// Objects inserted, updated and deleted since the last `processPendingChanges()`, for the
-    /// objects-did-change notification.
-    @exclusivity(unchecked) var _eventInserted: ObjectIdentityDictionary<NSManagedObject> = [:]
-    @exclusivity(unchecked) var _eventUpdated: ObjectIdentityDictionary<NSManagedObject> = [:]
-    @exclusivity(unchecked) var _eventDeleted: ObjectIdentityDictionary<NSManagedObject> = [:]
-    @exclusivity(unchecked) var _eventRefreshed: ObjectIdentityDictionary<NSManagedObject> = [:]
-    /// Objects changed in the current event, whose per-event change records are cleared when it ends.
-    @exclusivity(unchecked) var _eventTouched: [NSManagedObject] = []
+    /// The objects inserted, changed, deleted or refreshed since the last `processPendingChanges()`, each once, in
+    /// the order they were first listed: their flags (`eventInserted` and its siblings) say what the
+    /// objects-did-change notification reports them as, and their per-event state is cleared when the event ends.
+    /// A list and flags rather than a table per kind: listing an object is an append, and ending the event one
+    /// forward pass.
+    @exclusivity(unchecked) var _eventObjects: [NSManagedObject] = []
     @exclusivity(unchecked) var _hasEventChanges = false
     @exclusivity(unchecked) var _isSaving = false
     /// The context evaluates a fetch's predicate and sort order in memory (for a store that handed out candidates):

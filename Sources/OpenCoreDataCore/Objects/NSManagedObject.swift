@@ -30,11 +30,22 @@ open class NSManagedObject: NSObject {
         static let inaccessible = Flags(rawValue: 1 << 5)
         /// A delete whose rules have not yet been applied (they are, in `processPendingChanges()`).
         static let pendingDeletePropagation = Flags(rawValue: 1 << 6)
-        /// Changed in the current event (and so listed for clearing when it ends).
+        /// In the context's list of the current event's objects (`_eventObjects`), whose per-event state is cleared
+        /// when the event ends.
         static let eventTouched = Flags(rawValue: 1 << 7)
         /// Changed in the current event and already listed as inserted or updated in it: further changes in the
         /// event need not look it up again (cleared with `eventTouched`, and when the object is deleted).
         static let eventListed = Flags(rawValue: 1 << 8)
+        /// Inserted, updated, deleted or refreshed in the current event: what the objects-did-change notification
+        /// at its end reports the object as. Set only on objects in the event's list (see `eventTouched`).
+        static let eventInserted = Flags(rawValue: 1 << 9)
+        static let eventUpdated = Flags(rawValue: 1 << 10)
+        static let eventDeleted = Flags(rawValue: 1 << 11)
+        static let eventRefreshed = Flags(rawValue: 1 << 12)
+        /// Every flag that lasts only until the end of the event.
+        static let eventState: Flags = [
+            .eventTouched, .eventListed, .eventInserted, .eventUpdated, .eventDeleted, .eventRefreshed,
+        ]
     }
 
     // The mutable state below is read and written several times by every property access. Swift checks each such
