@@ -105,6 +105,22 @@ import Testing
         }
     }
 
+    /// Insertions are saved in the order the objects were made (their stores hand out keys in that order), also
+    /// when they were inserted in another.
+    @Test func objectsInsertedOutOfTheOrderTheyWereMadeAreSavedInTheOrderTheyWereMade() throws {
+        let model = Self.model(of: Note.self)
+        let entity = try #require(model.entitiesByName["Note"])
+        let context = CompanyModel.context(model: model)
+        try context.performAndWait {
+            let log = Log()
+            let notes = (0..<5).map { _ in Note(entity: entity, insertInto: nil) }
+            for note in notes { note.log = log }
+            for index in [3, 0, 4, 1, 2] { context.insert(notes[index]) }
+            try context.save()
+            #expect(log.saved == notes.map(ObjectIdentifier.init))
+        }
+    }
+
     @Test func theOrderTakesOnlyTheObjectsAskedForAndEachOnce() {
         let context = CompanyModel.context(model: Self.model(of: Note.self))
         context.performAndWait {

@@ -75,7 +75,7 @@ extension NSManagedObjectContext {
         }
         // Applies the delete rules: cascades delete more objects, nullified relationships let go.
         context.processPendingChanges()
-        let deleted = context._deleted.values.sorted { NSAtomicStore._order($0._objectID, $1._objectID) }
+        let deleted = context._deleted.sorted { NSAtomicStore._order($0._objectID, $1._objectID) }
         try context.save()
         return StoreBatchOutcome(count: deleted.count, objectIDs: delete.wantsObjectIDs ? deleted.map(\.objectID) : [])
     }

@@ -73,7 +73,7 @@ extension NSManagedObjectContext {
         var groups: [GroupKey: (constraint: UniquenessConstraint, objects: [[AnyHashable]: [NSManagedObject]])] = [:]
         var order: [GroupKey] = []
         // Only objects of constrained entities are put in order (a save of many others then sorts none of them).
-        let candidates = (Array(_inserted.values) + _updated.values.filter { $0.hasChanges })
+        let candidates = (_inserted.objects + _updated.filter { $0.hasChanges })
             .filter { !$0._flags.contains(.deleted) && !constraints(of: $0._entity).isEmpty }
             ._inCreationOrder()
         for object in candidates {

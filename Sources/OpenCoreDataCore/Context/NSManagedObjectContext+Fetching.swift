@@ -105,8 +105,8 @@ extension NSManagedObjectContext {
         func concerns(_ object: NSManagedObject) -> Bool {
             includingSubentities ? object._entity.isKindOf(entity: entity) : object._entity === entity
         }
-        return _inserted.values.contains(where: concerns) || _updated.values.contains(where: concerns)
-            || _deleted.values.contains(where: concerns)
+        return _inserted.contains(where: concerns) || _updated.contains(where: concerns)
+            || _deleted.contains(where: concerns)
     }
 
     /// What a fetch gives: managed objects (kept as such, for `fetch(_:)` to cast cheaply) — known to be one or more
@@ -345,13 +345,13 @@ extension NSManagedObjectContext {
             if object.hasChanges, !matches(object) { continue }
             if seen.insert(ObjectIdentifier(object)).inserted { result.append(object) }
         }
-        for object in _updated.values where concerns(object) && !seen.contains(ObjectIdentifier(object)) {
+        for object in _updated where concerns(object) && !seen.contains(ObjectIdentifier(object)) {
             if !object._flags.contains(.deleted), matches(object) {
                 seen.insert(ObjectIdentifier(object))
                 result.append(object)
             }
         }
-        let inserted = _inserted.values.filter { concerns($0) && !seen.contains(ObjectIdentifier($0)) && matches($0) }
+        let inserted = _inserted.filter { concerns($0) && !seen.contains(ObjectIdentifier($0)) && matches($0) }
         result.append(contentsOf: inserted.sorted { $0._objectID.hash < $1._objectID.hash })
         return result
     }

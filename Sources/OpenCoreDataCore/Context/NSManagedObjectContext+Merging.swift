@@ -120,9 +120,9 @@ extension NSManagedObjectContext {
             }
         }
         for object in removed {
-            _inserted[ObjectIdentifier(object)] = nil
-            _updated[ObjectIdentifier(object)] = nil
-            _deleted[ObjectIdentifier(object)] = nil
+            _inserted.remove(object)
+            _updated.remove(object)
+            _deleted.remove(object)
             object.willTurnIntoFault()
             _unregister(object)
             object._flags = [.fault, .deletedAndSaved]

@@ -9,26 +9,26 @@ extension NSManagedObjectContext {
     /// The objects inserted and not yet saved.
     public var insertedObjects: Set<NSManagedObject> {
         _assertOnQueue()
-        return Set(_inserted.values)
+        return Set(_inserted.objects)
     }
 
     /// The objects changed and not yet saved (inserted and deleted objects excluded).
     public var updatedObjects: Set<NSManagedObject> {
         _assertOnQueue()
-        return Set(_updated.values)
+        return Set(_updated.objects)
     }
 
     /// The objects deleted and not yet saved.
     public var deletedObjects: Set<NSManagedObject> {
         _assertOnQueue()
-        return Set(_deleted.values)
+        return Set(_deleted.objects)
     }
 
     /// Whether the context has unsaved changes.
     public var hasChanges: Bool {
         _assertOnQueue()
         return !_inserted.isEmpty || !_deleted.isEmpty || _pendingDeletes.contains { !$0._flags.contains(.inserted) }
-            || _updated.values.contains { $0.hasChanges }
+            || _updated.contains { $0.hasChanges }
     }
 
     // MARK: Registry
@@ -361,7 +361,7 @@ extension NSManagedObjectContext {
         object._context = self
         object._flags.insert(.inserted)
         _register(object)
-        _inserted[ObjectIdentifier(object)] = object
+        _inserted.insert(object)
         _enlistInEvent(object, as: .eventInserted)
         _noteEventChange()
         object.awakeFromInsert()
@@ -374,8 +374,8 @@ extension NSManagedObjectContext {
 
     /// Undoes an insertion: the object leaves the context.
     func _uninsert(_ object: NSManagedObject) {
-        guard _inserted[ObjectIdentifier(object)] != nil else { return }
-        _inserted[ObjectIdentifier(object)] = nil
+        guard _inserted.contains(object) else { return }
+        _inserted.remove(object)
         object._flags.remove(.eventInserted)
         object._flags.remove(.inserted)
         _unregister(object)
@@ -407,13 +407,14 @@ extension NSManagedObjectContext {
             // An object deleted before it was ever saved leaves the insertions and is not deleted from a store, but
             // observers of the end of the event hear of its deletion (fetched results controllers drop it, monitors
             // that heard of its insertion, or would have in this event, hear it is gone).
-            _inserted[ObjectIdentifier(object)] = nil
+            _inserted.remove(object)
             object._flags.remove(.eventInserted)
         } else {
-            _deleted[ObjectIdentifier(object)] = object
+            // Out of the updated objects first: the lists share the object's place (see `ChangedObjects`).
+            _updated.remove(object)
+            _deleted.insert(object)
         }
         _enlistInEvent(object, as: .eventDeleted)
-        _updated[ObjectIdentifier(object)] = nil
         object._flags.remove(.updated)
         _pendingDeletes.append(object)
         _noteEventChange()
@@ -432,12 +433,12 @@ extension NSManagedObjectContext {
         _pendingDeletes.removeAll { $0 === object }
         object._flags.remove(.eventDeleted)
         if object._flags.contains(.inserted) {
-            _inserted[ObjectIdentifier(object)] = object
+            _inserted.insert(object)
         } else {
-            _deleted[ObjectIdentifier(object)] = nil
+            _deleted.remove(object)
             if !object._changed.isEmpty {
                 object._flags.insert(.updated)
-                _updated[ObjectIdentifier(object)] = object
+                _updated.insert(object)
             }
         }
         _noteEventChange()
@@ -452,7 +453,7 @@ extension NSManagedObjectContext {
     func _registerUpdated(_ object: NSManagedObject) {
         // A changed object is validated and saved whole: a partial fault loads the rest first.
         if !_partialObjects.isEmpty { _completePartialFault(object) }
-        _updated[ObjectIdentifier(object)] = object
+        _updated.insert(object)
         _enlistInEvent(object, as: .eventUpdated)
         _noteEventChange()
     }

@@ -123,7 +123,7 @@ extension NSManagedObjectContext: ObjectStoreParent {
                 object._values = object._initialValues()
                 object._flags.insert(.inserted)
                 _register(object)
-                _inserted[ObjectIdentifier(object)] = object
+                _inserted.insert(object)
                 _enlistInEvent(object, as: .eventInserted)
                 _noteEventChange()
                 local[change.objectID] = object

@@ -171,7 +171,7 @@ extension NSManagedObjectContext {
             NotificationCenter.default.post(name: NSManagedObjectContext.willSaveObjectsNotification, object: self)
         }
         // (Copies: `willSave()` may change the context's tables.)
-        for objects in [Array(_inserted.values), Array(_updated.values), Array(_deleted.values)] {
+        for objects in [_inserted.objects, _updated.objects, _deleted.objects] {
             for object in objects { object.willSave() }
         }
         processPendingChanges()
@@ -180,13 +180,13 @@ extension NSManagedObjectContext {
             try _resolveConstraintConflicts()
         }
 
-        // In the order the objects were made, not the registry's hash order: stores hand out keys and write rows in
-        // this order, so objects inserted together (a parent's children, one import) lie together in the file, and
-        // reading or changing them later touches few pages.
-        var inserted = _inserted.values._inCreationOrder()
-        // The others in the order of their addresses (see `_inMemoryOrder`), not the tables' hash order.
-        let updatedToValidate = _updated.values._inMemoryOrder { $0.hasChanges }
-        let deletedToValidate = _deleted.values._inMemoryOrder()
+        // In the order the objects were made: stores hand out keys and write rows in this order, so objects inserted
+        // together (a parent's children, one import) lie together in the file, and reading or changing them later
+        // touches few pages.
+        var inserted = _inserted.inCreationOrder()
+        // The others in the order of their addresses (see `_inMemoryOrder`).
+        let updatedToValidate = _updated.objects._inMemoryOrder { $0.hasChanges }
+        let deletedToValidate = _deleted.objects._inMemoryOrder()
         if _isBatchExecutor {
             // Batch requests skip validation, except that a deny rule still forbids a deletion.
             for object in deletedToValidate {
@@ -216,15 +216,15 @@ extension NSManagedObjectContext {
             // (The list validated, unless validation changed objects, which starts an event.)
             var updated =
                 attempt == 1 && !_hasEventChanges
-                ? updatedToValidate : _updated.values._inMemoryOrder { $0.hasChanges }
-            var deleted = attempt == 1 ? deletedToValidate : _deleted.values._inMemoryOrder()
+                ? updatedToValidate : _updated.objects._inMemoryOrder { $0.hasChanges }
+            var deleted = attempt == 1 ? deletedToValidate : _deleted.objects._inMemoryOrder()
             var changes = _saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
             if _coordinator != nil {
                 // The store resolves conflicts while it keeps other writers out, with this context's policy.
                 changes.resolveConflicts = { [unowned self] conflicts in
                     try self._resolve(conflicts)
-                    updated = self._updated.values._inMemoryOrder { $0.hasChanges }
-                    deleted = self._deleted.values._inMemoryOrder()
+                    updated = self._updated.objects._inMemoryOrder { $0.hasChanges }
+                    deleted = self._deleted.objects._inMemoryOrder()
                     return self._saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
                 }
             }
@@ -244,7 +244,7 @@ extension NSManagedObjectContext {
                 // store has its row, and let the merge policy settle it.
                 try _resolveConstraintConflicts()
                 processPendingChanges()
-                inserted = inserted.filter { _inserted[ObjectIdentifier($0)] != nil }
+                inserted = inserted.filter { _inserted.contains($0) }
             }
         }
     }
@@ -394,7 +394,7 @@ extension NSManagedObjectContext {
         // object was saved, which spares a pass over them all.
         let transientOnly =
             _updated.count == updated.count
-            ? [] : _updated.values.filter { $0._flags.contains(.updated) && !$0.hasPersistentChangedValues }
+            ? [] : _updated.filter { $0._flags.contains(.updated) && !$0.hasPersistentChangedValues }
         for object in transientOnly {
             object._flags.remove(.updated)
             object._changed.removeAll()
@@ -405,9 +405,9 @@ extension NSManagedObjectContext {
             _unregister(object)
             savedDeleted.add(object)
         }
-        _inserted = [:]
-        _updated = [:]
-        _deleted = [:]
+        _inserted.removeAll()
+        _updated.removeAll()
+        _deleted.removeAll()
         inserted._forEachUnretained { $0.didSave() }
         updated._forEachUnretained { $0.didSave() }
         deleted._forEachUnretained { object in
@@ -470,14 +470,14 @@ extension NSManagedObjectContext {
     public func rollback() {
         _assertOnQueue()
         _undoManager?.removeAllActions()
-        for object in Array(_inserted.values) {
+        for object in _inserted.objects {
             object._flags.remove(.inserted)
             _unregister(object)
             object._context = nil
         }
-        let restored =
-            Array(_updated.values) + Array(_deleted.values)
-            + _pendingDeletes.filter { !$0._flags.contains(.inserted) }
+        var restored = _updated.objects
+        restored += _deleted.objects
+        restored += _pendingDeletes.filter { !$0._flags.contains(.inserted) }
         for object in restored {
             object._flags.remove(.deleted)
             object._flags.remove(.updated)
@@ -508,9 +508,9 @@ extension NSManagedObjectContext {
 
     /// Empties the records of unsaved changes and of the current event.
     func _forgetPendingChanges() {
-        _inserted = [:]
-        _updated = [:]
-        _deleted = [:]
+        _inserted.removeAll()
+        _updated.removeAll()
+        _deleted.removeAll()
         _pendingDeletes = []
         _ = _endEventOfTouchedObjects(reporting: false)
         _hasEventChanges = false
@@ -596,7 +596,7 @@ extension NSManagedObjectContext {
         if !flag || !object.hasChanges {
             guard !object.isFault || !object._values.isEmpty else { return }
             object.willTurnIntoFault()
-            _updated[ObjectIdentifier(object)] = nil
+            _updated.remove(object)
             object._flags.remove(.updated)
             object._changed.removeAll()
             object._eventOldValues = nil

@@ -58,9 +58,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var _registry: ObjectIDDictionary<Unmanaged<NSManagedObject>> = [:]
     /// Registered objects retained because `retainsRegisteredObjects` is on.
     @exclusivity(unchecked) var _retained: ObjectIdentityDictionary<NSManagedObject> = [:]
-    @exclusivity(unchecked) var _inserted: ObjectIdentityDictionary<NSManagedObject> = [:]
-    @exclusivity(unchecked) var _updated: ObjectIdentityDictionary<NSManagedObject> = [:]
-    @exclusivity(unchecked) var _deleted: ObjectIdentityDictionary<NSManagedObject> = [:]
+    /// The objects inserted, changed and deleted since the last save (see `ChangedObjects`).
+    @exclusivity(unchecked) var _inserted = ChangedObjects()
+    @exclusivity(unchecked) var _updated = ChangedObjects()
+    @exclusivity(unchecked) var _deleted = ChangedObjects()
     /// Deleted objects whose delete rules have not been applied yet.
     @exclusivity(unchecked) var _pendingDeletes: [NSManagedObject] = []
     /// The objects inserted, changed, deleted or refreshed since the last `processPendingChanges()`, each once, in

@@ -268,11 +268,11 @@ extension NSManagedObjectContext {
     ) {
         guard let row else {
             // Deleted in the store: the object cannot be saved; it becomes deleted here too.
-            _updated[ObjectIdentifier(object)] = nil
+            _updated.remove(object)
             object._flags.remove(.updated)
             object._changed.removeAll()
             if object._flags.contains(.deleted) {
-                _deleted[ObjectIdentifier(object)] = nil
+                _deleted.remove(object)
                 object._flags.remove(.deleted)
             }
             object._flags.insert(.inaccessible)
@@ -298,7 +298,7 @@ extension NSManagedObjectContext {
         object._values = values
         object._changed = remaining
         if remaining.isEmpty, !object._flags.contains(.deleted) {
-            _updated[ObjectIdentifier(object)] = nil
+            _updated.remove(object)
             object._flags.remove(.updated)
         }
         object.awakeFromSnapshotEvents(.mergePolicy)

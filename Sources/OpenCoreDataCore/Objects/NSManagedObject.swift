@@ -72,6 +72,9 @@ open class NSManagedObject: NSObject {
     /// `ManagedObjectSideState`).
     @exclusivity(unchecked) var _sideState: ManagedObjectSideState?
     @exclusivity(unchecked) var _flags: Flags = []
+    /// The object's place in its context's list of inserted, updated or deleted objects (see `ChangedObjects`);
+    /// it fits beside `_flags` in the padding of the object's allocation.
+    @exclusivity(unchecked) var _changeIndex: UInt32 = 0
 
     /// Creates an object of `entity` and, if a context is given, inserts it there.
     ///

@@ -1,5 +1,5 @@
-/// The hash of the tables keyed by object identity or object ID — a context's registry and change sets, a store's row
-/// cache — which are looked up several times for every object a fetch or save touches.
+/// The hash of the tables keyed by object identity or object ID — a context's registry, a store's row cache — which
+/// are looked up several times for every object a fetch or save touches.
 ///
 /// `Dictionary` runs SipHash over whatever `hash(into:)` feeds it: about a hundred instructions, more than the rest of
 /// a lookup. These keys are a pointer or a row number, which need no protection against chosen collisions (nobody
@@ -38,7 +38,7 @@ package struct ObjectKey: Hashable {
 }
 
 /// A dictionary keyed by object identity (`ObjectIdentifier`), as `[ObjectIdentifier: Value]` is, with the cheap
-/// hash: the context's sets of inserted, updated and deleted objects.
+/// hash: the registered objects a context retains (`retainsRegisteredObjects`).
 package struct ObjectIdentityDictionary<Value>: ExpressibleByDictionaryLiteral {
     private var storage: [ObjectKey: Value]
 
