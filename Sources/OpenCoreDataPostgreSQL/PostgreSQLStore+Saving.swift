@@ -172,7 +172,6 @@ extension PostgreSQLStore {
             let (entity, key) = try mapped(change)
             insertions[ObjectIdentifier(entity.table), default: []].append(
                 PostgreSQLNewRow(key: key, entity: entity, values: change.values))
-            result.versions[change.objectID] = 1
         }
         for rows in insertions.values.sorted(by: { $0[0].entity.table.name < $1[0].entity.table.name }) {
             try insertRows(rows, table: rows[0].entity.table, connection: connection, schema: schema)

@@ -379,15 +379,16 @@ extension NSManagedObjectContext {
             object._forceNextSave = false
             object._changed.removeAll()
             object._committed = _storeValues(of: object)
-            if let version = result.versions[object._objectID] { object._version = version }
         }
         inserted._forEachUnretained { object in
             commitValues(of: object)
+            object._version = result.version(ofInserted: object._objectID)
             savedInserted.add(object)
             if _parentContext != nil, object._objectID.isTemporaryID { _awaitingPermanentIDs.append(object._objectID) }
         }
         updated._forEachUnretained { object in
             commitValues(of: object)
+            if let version = result.versions[object._objectID] { object._version = version }
             savedUpdated.add(object)
         }
         // Objects listed as updated whose changes were not saved (transient ones only): none when every listed

@@ -283,7 +283,11 @@ extension NSPersistentStoreCoordinator: ObjectStoreParent {
                 var result = StoreSaveResult()
                 for entry in entries {
                     let stored = try _backend(of: entry.store, for: context).save(entry.changes)
-                    result.versions.merge(stored.versions) { $1 }
+                    if result.versions.isEmpty {
+                        result = stored
+                    } else {
+                        result.versions.merge(stored.versions) { $1 }
+                    }
                 }
                 return result
             }

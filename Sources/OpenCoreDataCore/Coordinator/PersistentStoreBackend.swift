@@ -82,10 +82,18 @@ package struct StoreConflict: @unchecked Sendable {
     }
 }
 
-/// The outcome of a save: the new version of every inserted and updated row.
+/// The outcome of a save: the new version of every updated row, and of every inserted row whose version is not 1.
+/// An inserted row it does not name has version 1, the version a store gives a new row: stores leave their
+/// insertions out, so that saving many new objects fills and reads no table of them.
 package struct StoreSaveResult {
     package var versions: ObjectIDDictionary<Int64> = [:]
     package init() {}
+
+    /// The version of a row the save inserted.
+    @inline(__always)
+    package func version(ofInserted objectID: NSManagedObjectID) -> Int64 {
+        versions.isEmpty ? 1 : versions[objectID] ?? 1
+    }
 }
 
 /// The interface between the coordinator and every store, shaped like `NSIncrementalStore`: fetch rows, load

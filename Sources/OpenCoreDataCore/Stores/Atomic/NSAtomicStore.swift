@@ -193,7 +193,6 @@ extension NSAtomicStore: PersistentStoreBackend {
         for change in changes.inserted {
             if let node = _pendingNodes[change.objectID] { updateCacheNode(node, from: change.object) }
             _versions[change.objectID] = 1
-            result.versions[change.objectID] = 1
         }
         for change in changes.updated {
             if let node = _nodes[change.objectID] { updateCacheNode(node, from: change.object) }

@@ -99,7 +99,7 @@ extension NSSQLiteStore {
                 throw StoreConflicts(try _conflicts(of: changes, connection: connection, mapping: mapping))
             }
             if plist != nil { _storedMetadataGeneration = generation }
-            _rememberSaved(changes, versions: result.versions, mapping: mapping)
+            _rememberSaved(changes, versions: result, mapping: mapping)
             return result
         } catch let conflicts as StoreConflicts {
             _rememberCurrentRows(of: conflicts)
@@ -177,7 +177,7 @@ extension NSSQLiteStore {
         let current = forced.isEmpty ? [:] : try _storedVersions(of: forced, connection: connection, mapping: mapping)
 
         var result = StoreSaveResult()
-        result.versions.reserveCapacity(changes.inserted.count + changes.updated.count)
+        result.versions.reserveCapacity(changes.updated.count)
         // 1. Deletions, first, so that an insertion may take a deleted object's unique values; then the join rows
         // that refer to the deleted rows, one statement per join column. Runs of rows of one table (and, when
         // checked, of one version) go by key ranges and batches, one statement each: a statement deleting fewer
@@ -233,7 +233,6 @@ extension NSSQLiteStore {
                     plan.columns, plan.writes, of: inserted.baseAddress! + index, to: statement, from: 4,
                     mapping: mapping)
                 while try statement.step() {}
-                result.versions[objectID] = 1
             }
         }
         // 3. Updates: the changed columns, and a new version even when only to-many relationships changed.
@@ -369,17 +368,18 @@ extension NSSQLiteStore {
     /// After a save, the saved rows become the row cache's snapshots (transient values left out) and deleted rows
     /// leave it.
     private func _rememberSaved(
-        _ changes: StoreSaveChanges, versions: ObjectIDDictionary<Int64>, mapping: SQLiteModelMapping
+        _ changes: StoreSaveChanges, versions: StoreSaveResult, mapping: SQLiteModelMapping
     ) {
         // Straight into the row cache, as `_remember(_:)` keeps fetched rows (a list of rows first was a copy and a
         // release of every saved object's ID and values more).
         let cached = _makeRoomInRowCache(for: changes.inserted.count + changes.updated.count)
         let now = ProcessInfo.processInfo.systemUptime
-        for list in [changes.inserted, changes.updated] where cached {
+        for (list, inserted) in [(changes.inserted, true), (changes.updated, false)] where cached {
             // (Read in place: concatenating or iterating the changes copied each one, retaining its references.)
             list.withUnsafeBufferPointer { list in
                 for index in list.indices {
-                    guard let version = versions[list[index].objectID],
+                    let objectID = list[index].objectID
+                    guard let version = inserted ? versions.version(ofInserted: objectID) : versions.versions[objectID],
                         let entity = mapping.entity(list[index].objectID._entity), !list[index].values.isEmpty
                     else { continue }
                     var values = list[index].values
