@@ -144,10 +144,13 @@ extension NSManagedObjectContext {
     /// Gives a registered object a new ID (a temporary one becoming permanent).
     func _changeID(of object: NSManagedObject, to newID: NSManagedObjectID) {
         let oldID = object._objectID
-        if _registry[oldID]?.takeUnretainedValue() === object {
-            _registry[oldID] = nil
-            if oldID._storeReference?.tracksRegistration == true { _tellStores(registered: false, [oldID]) }
+        // One probe that finds and removes the entry, if it is this object's.
+        var removed = false
+        _registry.removeValue(forKey: oldID) {
+            removed = $0.takeUnretainedValue() === object
+            return removed
         }
+        if removed, oldID._storeReference?.tracksRegistration == true { _tellStores(registered: false, [oldID]) }
         object._objectID = newID
         _registry[newID] = Unmanaged.passUnretained(object)
         if newID._storeReference?.tracksRegistration == true { _tellStores(registered: true, [newID]) }
