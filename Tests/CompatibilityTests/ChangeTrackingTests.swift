@@ -58,4 +58,37 @@ import OpenCoreData
             #expect(names.contains("Author 0"))
         }
     }
+
+    /// Each save moves the object's version on as the store's row moves on, so that the next save of the object,
+    /// which names the version it read, finds the row where it left it.
+    @Test func anObjectSavedAgainAndAgainNeverConflictsWithItself() throws {
+        let directory = try TemporaryDirectory()
+        let container = try LibraryModel.container(url: directory.file("Library.sqlite"))
+        let context = container.newBackgroundContext()
+        let reader = container.newBackgroundContext()
+        try context.performAndWait {
+            let author = Author(context: context)
+            author.name = "Draft 0"
+            try context.save()
+            for draft in 1...3 {
+                author.name = "Draft \(draft)"
+                try context.save()
+            }
+            // A second context changes it too; this one, refreshed, changes it once more.
+            try reader.performAndWait {
+                let copy = try #require(try reader.existingObject(with: author.objectID) as? Author)
+                copy.name = "Edited elsewhere"
+                try reader.save()
+            }
+            context.refresh(author, mergeChanges: false)
+            #expect(author.name == "Edited elsewhere")
+            author.name = "Final"
+            try context.save()
+        }
+        let fresh = container.newBackgroundContext()
+        let saved = try fresh.performAndWait {
+            try fresh.fetch(NSFetchRequest<Author>(entityName: "Author")).map(\.name)
+        }
+        #expect(saved == ["Final"])
+    }
 }

@@ -388,7 +388,7 @@ extension NSManagedObjectContext {
         }
         updated._forEachUnretained { object in
             commitValues(of: object)
-            if let version = result.versions[object._objectID] { object._version = version }
+            object._version = result.version(ofUpdated: object._objectID, expected: object._version)
             savedUpdated.add(object)
         }
         // Objects listed as updated whose changes were not saved (transient ones only): none when every listed

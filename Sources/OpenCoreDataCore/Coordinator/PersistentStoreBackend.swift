@@ -82,9 +82,10 @@ package struct StoreConflict: @unchecked Sendable {
     }
 }
 
-/// The outcome of a save: the new version of every updated row, and of every inserted row whose version is not 1.
-/// An inserted row it does not name has version 1, the version a store gives a new row: stores leave their
-/// insertions out, so that saving many new objects fills and reads no table of them.
+/// The outcome of a save: the new versions of the rows it wrote, where they are not the ones a store gives by rule.
+/// An inserted row it does not name has version 1, an updated row it does not name the version the save expected
+/// plus one: a store names only the others (a forced update's, or all, if it keeps versions its own way), so that
+/// saving many objects fills and reads no table of them.
 package struct StoreSaveResult {
     package var versions: ObjectIDDictionary<Int64> = [:]
     package init() {}
@@ -93,6 +94,12 @@ package struct StoreSaveResult {
     @inline(__always)
     package func version(ofInserted objectID: NSManagedObjectID) -> Int64 {
         versions.isEmpty ? 1 : versions[objectID] ?? 1
+    }
+
+    /// The version of a row the save updated, whose change expected the row at `expected`.
+    @inline(__always)
+    package func version(ofUpdated objectID: NSManagedObjectID, expected: Int64) -> Int64 {
+        versions.isEmpty ? expected + 1 : versions[objectID] ?? expected + 1
     }
 }
 

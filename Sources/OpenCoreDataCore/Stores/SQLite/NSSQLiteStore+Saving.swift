@@ -177,7 +177,6 @@ extension NSSQLiteStore {
         let current = forced.isEmpty ? [:] : try _storedVersions(of: forced, connection: connection, mapping: mapping)
 
         var result = StoreSaveResult()
-        result.versions.reserveCapacity(changes.updated.count)
         // 1. Deletions, first, so that an insertion may take a deleted object's unique values; then the join rows
         // that refer to the deleted rows, one statement per join column. Runs of rows of one table (and, when
         // checked, of one version) go by key ranges and batches, one statement each: a statement deleting fewer
@@ -267,7 +266,7 @@ extension NSSQLiteStore {
             if checked { statement.bind(expected, at: count + 3) }
             while try statement.step() {}
             if checked, connection.changes != 1 { throw SQLiteVersionMismatch() }
-            result.versions[change.pointee.objectID] = version
+            if version != expected + 1 { result.versions[change.pointee.objectID] = version }
         }
         let updates = try _inKeyOrder(changes.updated, mapping: mapping)
         try changes.updated.withUnsafeBufferPointer { updated in
@@ -379,8 +378,11 @@ extension NSSQLiteStore {
             list.withUnsafeBufferPointer { list in
                 for index in list.indices {
                     let objectID = list[index].objectID
-                    guard let version = inserted ? versions.version(ofInserted: objectID) : versions.versions[objectID],
-                        let entity = mapping.entity(list[index].objectID._entity), !list[index].values.isEmpty
+                    let version =
+                        inserted
+                        ? versions.version(ofInserted: objectID)
+                        : versions.version(ofUpdated: objectID, expected: list[index].expectedVersion)
+                    guard let entity = mapping.entity(list[index].objectID._entity), !list[index].values.isEmpty
                     else { continue }
                     var values = list[index].values
                     for slot in entity.unstoredSlots where slot < values.count { values[slot] = .null }
