@@ -188,7 +188,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    var _children: [WeakContextReference] = []
+    /// The child contexts, weakly. Looked at for every object a save gives a permanent ID: not checked for
+    /// exclusivity (see `NSManagedObject._values`).
+    @exclusivity(unchecked) var _children: [WeakContextReference] = []
     /// The permanent IDs this context gave objects that a child saved into it with temporary IDs, for the child
     /// to take up (see `_adoptPermanentIDs()`). Used on this context's queue.
     var _successors: [NSManagedObjectID: NSManagedObjectID] = [:]
