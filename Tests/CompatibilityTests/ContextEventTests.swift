@@ -131,4 +131,31 @@ private final class NotificationLog: @unchecked Sendable {
         #expect(deleted == [author])
         #expect(updated == nil)
     }
+
+    /// An object whose context went away before its event ended, inserted into another context, is that context's
+    /// insertion like any other: announced, saved, and its later changes announced too.
+    @Test func anObjectLeftInAnUnfinishedEventIsAnnouncedByTheContextItMovesTo() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let entity = try #require(container.managedObjectModel.entitiesByName["Author"])
+        let author = Author(entity: entity, insertInto: nil)
+        var first: NSManagedObjectContext? = container.newBackgroundContext()
+        // Used directly, off its queue (as code without concurrency debugging may): the event stays open.
+        first?.insert(author)
+        author.name = "Tove"
+        first = nil
+        let second = container.newBackgroundContext()
+        let log = NotificationLog(.NSManagedObjectContextObjectsDidChange, object: second)
+        second.performAndWait {
+            second.insert(author)
+            #expect(second.insertedObjects == [author])
+        }
+        let inserted = log.received.last?.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>
+        #expect(inserted == [author])
+        try second.performAndWait {
+            try second.save()
+            author.name = "Tove Jansson"
+        }
+        let updated = log.received.last?.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject>
+        #expect(updated == [author])
+    }
 }

@@ -362,6 +362,9 @@ extension NSManagedObjectContext {
             _lastInsertedEntity = object._entity
         }
         object._context = self
+        // An object starts in a context with no event state: what it may carry is a context's that went away
+        // before its event ended, whose list no longer stands for it.
+        object._flags.subtract(.eventState)
         object._flags.insert(.inserted)
         _register(object)
         _inserted.insert(object)
