@@ -158,4 +158,30 @@ private final class NotificationLog: @unchecked Sendable {
         let updated = log.received.last?.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject>
         #expect(updated == [author])
     }
+
+    /// The did-save notification lists the insertions the save wrote, also when events since the last announced
+    /// insertions took one back and brought a deleted insertion back.
+    @Test func aSaveAnnouncesTheInsertionsItWroteAfterEventsChangedThem() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let context = container.newBackgroundContext()
+        let log = NotificationLog(.NSManagedObjectContextDidSave, object: context)
+        let (kept, returned) = try context.performAndWait {
+            let returned = Author(context: context)
+            returned.name = "Returned"
+            context.delete(returned)
+            context.processPendingChanges()
+            let dropped = Author(context: context)
+            dropped.name = "Dropped"
+            let kept = Author(context: context)
+            kept.name = "Kept"
+            context.processPendingChanges()
+            context.delete(dropped)
+            context.insert(returned)
+            context.processPendingChanges()
+            try context.save()
+            return (kept, returned)
+        }
+        let inserted = log.received.last?.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>
+        #expect(inserted == [kept, returned])
+    }
 }

@@ -12,6 +12,8 @@ struct ChangedObjects: Sequence {
     private var slots: [NSManagedObject] = []
     /// How many objects are listed (the slots that are not holes).
     private(set) var count = 0
+    /// How many times an object was listed or removed: equal counts mean the same objects.
+    private(set) var mutations = 0
 
     /// What a removed object's slot holds: an object of no entity that no context ever lists. Shared by every
     /// thread, and safely: nothing ever writes to it (it is never listed, so not even its `_changeIndex`).
@@ -43,6 +45,7 @@ struct ChangedObjects: Sequence {
         object._changeIndex = UInt32(truncatingIfNeeded: slots.count)
         slots.append(object)
         count += 1
+        mutations += 1
     }
 
     /// Removes `object` if it is listed.
@@ -50,6 +53,7 @@ struct ChangedObjects: Sequence {
         guard contains(object) else { return }
         slots[Int(object._changeIndex)] = Self.hole
         count -= 1
+        mutations += 1
         if count == 0 {
             slots = []
         } else if slots.count >= 64, count < slots.count / 2 {
@@ -63,6 +67,7 @@ struct ChangedObjects: Sequence {
     mutating func removeAll() {
         slots = []
         count = 0
+        mutations += 1
     }
 
     /// The objects in the order they were made (see `NSManagedObjectID._creationOrder`): usually the order they

@@ -119,6 +119,7 @@ extension NSManagedObjectContext {
                 }
             }
         }
+        if !removed.isEmpty { _announcedInsertions = nil }
         for object in removed {
             _inserted.remove(object)
             _updated.remove(object)

@@ -30,6 +30,11 @@ extension NSManagedObjectContext {
         guard _hasEventChanges else { return }
         _hasEventChanges = false
         var (inserted, updated, deleted, refreshed) = _endEventOfTouchedObjects()
+        if !inserted.isEmpty, inserted.allStillInserted, inserted.count == _inserted.count {
+            _announcedInsertions = (inserted.objects, _inserted.mutations)
+        } else if let announced = _announcedInsertions, announced.mutations != _inserted.mutations {
+            _announcedInsertions = nil
+        }
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
@@ -369,8 +374,17 @@ extension NSManagedObjectContext {
     ) {
         // The notifications' sets and lists are filled in the same passes that update the objects, while each
         // object is at hand: with many objects, every extra pass over them costs a cache miss per object.
+        // The insertions the last objects-did-change notification announced, if nothing was inserted or removed
+        // since (so that they are the ones saved): their set is taken as it is.
+        var announced: Set<NSManagedObject>?
+        if let last = _announcedInsertions, last.mutations == _inserted.mutations,
+            last.objects.count == inserted.count
+        {
+            announced = last.objects
+        }
+        _announcedInsertions = nil
         var (savedInserted, savedUpdated, savedDeleted) = (
-            SavedObjects(capacity: inserted.count), SavedObjects(capacity: updated.count),
+            SavedObjects(capacity: inserted.count, objects: announced), SavedObjects(capacity: updated.count),
             SavedObjects(capacity: deleted.count)
         )
         func commitValues(of object: NSManagedObject) {
@@ -449,16 +463,19 @@ extension NSManagedObjectContext {
         private(set) var objects: Set<NSManagedObject>
         private(set) var ids: [NSManagedObjectID] = []
         private(set) var idSet: Set<NSManagedObjectID>
+        /// The objects' set was given whole (the objects `add` will be given): `add` leaves it as it is.
+        private let isGiven: Bool
 
-        init(capacity: Int) {
-            objects = Set(minimumCapacity: capacity)
+        init(capacity: Int, objects given: Set<NSManagedObject>? = nil) {
+            objects = given ?? Set(minimumCapacity: capacity)
+            isGiven = given != nil
             idSet = Set(minimumCapacity: capacity)
             ids.reserveCapacity(capacity)
         }
 
         mutating func add(_ object: NSManagedObject) {
             let id = object._objectID
-            objects.insert(object)
+            if !isGiven { objects.insert(object) }
             ids.append(id)
             idSet.insert(id)
         }
@@ -513,6 +530,7 @@ extension NSManagedObjectContext {
         _updated.removeAll()
         _deleted.removeAll()
         _pendingDeletes = []
+        _announcedInsertions = nil
         _ = _endEventOfTouchedObjects(reporting: false)
         _hasEventChanges = false
     }
@@ -531,7 +549,10 @@ extension NSManagedObjectContext {
             defer { remaining -= 1 }
             let flags = object._flags
             if let context = object._context, context !== self { return }
-            if reporting, flags.contains(.eventInserted) { inserted.add(object, remaining: remaining) }
+            if reporting, flags.contains(.eventInserted) {
+                inserted.add(object, remaining: remaining)
+                if !_inserted.contains(object) { inserted.allStillInserted = false }
+            }
             if reporting, flags.contains(.eventUpdated), !flags.contains(.deleted), object._context === self {
                 updated.add(object, remaining: remaining)
             }
@@ -546,9 +567,12 @@ extension NSManagedObjectContext {
     /// The objects an event reports as one kind of change. Its set is given room, at its first object, for all the
     /// event's objects not yet sorted: most events change objects in one way, whose set then never grows.
     struct EventObjects {
-        private var objects: Set<NSManagedObject> = []
+        private(set) var objects: Set<NSManagedObject> = []
+        /// Whether every object added is among the context's inserted objects (asked only of the insertions).
+        var allStillInserted = true
 
         var isEmpty: Bool { objects.isEmpty }
+        var count: Int { objects.count }
 
         @inline(__always)
         mutating func add(_ object: NSManagedObject, remaining: Int) {

@@ -70,6 +70,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// A list and flags rather than a table per kind: listing an object is an append, and ending the event one
     /// forward pass.
     @exclusivity(unchecked) var _eventObjects: [NSManagedObject] = []
+    /// The set of inserted objects the last objects-did-change notification announced, when it held every object
+    /// the context had inserted, and `_inserted.mutations` then: while that count stands, a save's did-save
+    /// notification announces the same insertions and takes the set as it is instead of hashing every object again.
+    @exclusivity(unchecked) var _announcedInsertions: (objects: Set<NSManagedObject>, mutations: Int)?
     @exclusivity(unchecked) var _hasEventChanges = false
     @exclusivity(unchecked) var _isSaving = false
     /// The context evaluates a fetch's predicate and sort order in memory (for a store that handed out candidates):
