@@ -99,7 +99,7 @@ extension NSSQLiteStore {
                 throw StoreConflicts(try _conflicts(of: changes, connection: connection, mapping: mapping))
             }
             if plist != nil { _storedMetadataGeneration = generation }
-            _rememberSaved(changes, versions: result, mapping: mapping)
+            _rememberSaved(changes, result: result, mapping: mapping)
             return result
         } catch let conflicts as StoreConflicts {
             _rememberCurrentRows(of: conflicts)
@@ -367,7 +367,7 @@ extension NSSQLiteStore {
     /// After a save, the saved rows become the row cache's snapshots (transient values left out) and deleted rows
     /// leave it.
     private func _rememberSaved(
-        _ changes: StoreSaveChanges, versions: StoreSaveResult, mapping: SQLiteModelMapping
+        _ changes: StoreSaveChanges, result: StoreSaveResult, mapping: SQLiteModelMapping
     ) {
         // Straight into the row cache, as `_remember(_:)` keeps fetched rows (a list of rows first was a copy and a
         // release of every saved object's ID and values more).
@@ -377,11 +377,10 @@ extension NSSQLiteStore {
             // (Read in place: concatenating or iterating the changes copied each one, retaining its references.)
             list.withUnsafeBufferPointer { list in
                 for index in list.indices {
-                    let objectID = list[index].objectID
                     let version =
                         inserted
-                        ? versions.version(ofInserted: objectID)
-                        : versions.version(ofUpdated: objectID, expected: list[index].expectedVersion)
+                        ? result.version(ofInserted: list[index].objectID)
+                        : result.version(ofUpdated: list[index].objectID, expected: list[index].expectedVersion)
                     guard let entity = mapping.entity(list[index].objectID._entity), !list[index].values.isEmpty
                     else { continue }
                     var values = list[index].values
