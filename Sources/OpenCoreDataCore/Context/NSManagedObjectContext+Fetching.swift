@@ -257,7 +257,14 @@ extension NSManagedObjectContext {
         // Returns the object rather than appending it: an array that a nested function changes is checked for
         // exclusive access at run time on every append.
         func register(_ pointer: UnsafePointer<StoreRow>) -> NSManagedObject {
-            if let registered = _registry[pointer.pointee.objectID]?.takeUnretainedValue() {
+            // The row's ID borrowed: read through the pointer, it would be retained around every call it is
+            // passed to (the registry's lookup, the object's making) — the first touch of a cold allocation.
+            Unmanaged.passUnretained(pointer.pointee.objectID)._withUnsafeGuaranteedRef { objectID in
+                register(pointer, objectID)
+            }
+        }
+        func register(_ pointer: UnsafePointer<StoreRow>, _ objectID: NSManagedObjectID) -> NSManagedObject {
+            if let registered = _registry[objectID]?.takeUnretainedValue() {
                 if registered._values.isEmpty, loadsValues, !pointer.pointee.values.isEmpty {
                     registered._values = pointer.pointee.values
                     registered._committed = pointer.pointee.values
@@ -287,8 +294,8 @@ extension NSManagedObjectContext {
                 return registered
             }
             let object = _materialize(
-                pointer.pointee.objectID, row: loadsValues && !pointer.pointee.values.isEmpty ? pointer : nil,
-                objectClass: lastClass.of(pointer.pointee.objectID._entity))
+                objectID, row: loadsValues && !pointer.pointee.values.isEmpty ? pointer : nil,
+                objectClass: lastClass.of(objectID._entity))
             if !object._values.isEmpty { markPartial(object) }
             if object._values.isEmpty {
                 object._flags.insert(.fault)

@@ -316,14 +316,16 @@ extension NSManagedObjectContext {
         rows.withUnsafeBufferPointer { rows in
             guard let first = rows.baseAddress else { return }
             for row in first..<first + rows.count {
-                if let registered = _registry[row.pointee.objectID] {
-                    objects.append(registered.takeUnretainedValue())
-                    continue
+                // The ID borrowed, not retained around each call (see `_register(_:for:)`).
+                let destination = Unmanaged.passUnretained(row.pointee.objectID)._withUnsafeGuaranteedRef {
+                    objectID -> NSManagedObject in
+                    if let registered = _registry[objectID] { return registered.takeUnretainedValue() }
+                    let destination = _materialize(
+                        objectID, row: row.pointee.values.isEmpty ? nil : row,
+                        objectClass: lastClass.of(objectID._entity))
+                    destination._flags.insert(.fault)
+                    return destination
                 }
-                let destination = _materialize(
-                    row.pointee.objectID, row: row.pointee.values.isEmpty ? nil : row,
-                    objectClass: lastClass.of(row.pointee.objectID._entity))
-                destination._flags.insert(.fault)
                 objects.append(destination)
             }
         }
