@@ -184,4 +184,32 @@ private final class NotificationLog: @unchecked Sendable {
         let inserted = log.received.last?.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>
         #expect(inserted == [kept, returned])
     }
+
+    /// The did-save notification lists the deletions the save wrote, also when, after an event announced every
+    /// deletion, one was taken back (`insert(_:)` of a deleted object) and another made: as many deletions as were
+    /// announced, not the same ones.
+    @Test func aSaveAnnouncesTheDeletionsItWroteAfterEventsChangedThem() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let context = container.newBackgroundContext()
+        let log = NotificationLog(.NSManagedObjectContextDidSave, object: context)
+        let (deleted, restored, deletedLater) = try context.performAndWait {
+            let authors = ["Deleted", "Restored", "Deleted later"].map { name in
+                let author = Author(context: context)
+                author.name = name
+                return author
+            }
+            try context.save()
+            context.delete(authors[0])
+            context.delete(authors[1])
+            context.processPendingChanges()
+            context.insert(authors[1])
+            context.delete(authors[2])
+            try context.save()
+            return (authors[0], authors[1], authors[2])
+        }
+        let deletions = log.received.last?.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject>
+        #expect(deletions == [deleted, deletedLater])
+        let restoredIsDeleted = context.performAndWait { restored.isDeleted }
+        #expect(!restoredIsDeleted)
+    }
 }

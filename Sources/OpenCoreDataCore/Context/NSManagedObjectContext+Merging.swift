@@ -119,7 +119,10 @@ extension NSManagedObjectContext {
                 }
             }
         }
-        if !removed.isEmpty { _announcedInsertions = nil }
+        if !removed.isEmpty {
+            _announcedInsertions = nil
+            _announcedDeletions = nil
+        }
         for object in removed {
             _inserted.remove(object)
             _updated.remove(object)

@@ -30,11 +30,8 @@ extension NSManagedObjectContext {
         guard _hasEventChanges else { return }
         _hasEventChanges = false
         var (inserted, updated, deleted, refreshed) = _endEvent()
-        if !inserted.isEmpty, inserted.allStillInserted, inserted.count == _inserted.count {
-            _announcedInsertions = (inserted.objects, _inserted.mutations)
-        } else if let announced = _announcedInsertions, announced.mutations != _inserted.mutations {
-            _announcedInsertions = nil
-        }
+        _announcedInsertions = inserted.announcement(of: _inserted, replacing: _announcedInsertions)
+        _announcedDeletions = deleted.announcement(of: _deleted, replacing: _announcedDeletions)
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
@@ -376,16 +373,13 @@ extension NSManagedObjectContext {
         // object is at hand: with many objects, every extra pass over them costs a cache miss per object.
         // The insertions the last objects-did-change notification announced, if nothing was inserted or removed
         // since (so that they are the ones saved): their set is taken as it is.
-        var announced: Set<NSManagedObject>?
-        if let last = _announcedInsertions, last.mutations == _inserted.mutations,
-            last.objects.count == inserted.count
-        {
-            announced = last.objects
-        }
+        let announcedInsertions = _announcedInsertions?.objects(ifStillAllOf: _inserted, count: inserted.count)
+        let announcedDeletions = _announcedDeletions?.objects(ifStillAllOf: _deleted, count: deleted.count)
         _announcedInsertions = nil
+        _announcedDeletions = nil
         var (savedInserted, savedUpdated, savedDeleted) = (
-            SavedObjects(capacity: inserted.count, objects: announced), SavedObjects(capacity: updated.count),
-            SavedObjects(capacity: deleted.count)
+            SavedObjects(capacity: inserted.count, objects: announcedInsertions), SavedObjects(capacity: updated.count),
+            SavedObjects(capacity: deleted.count, objects: announcedDeletions)
         )
         func commitValues(of object: NSManagedObject) {
             object._flags.remove(.inserted)
@@ -531,6 +525,7 @@ extension NSManagedObjectContext {
         _deleted.removeAll()
         _pendingDeletes = []
         _announcedInsertions = nil
+        _announcedDeletions = nil
         _ = _endEvent(reporting: false)
         _hasEventChanges = false
     }
@@ -551,12 +546,15 @@ extension NSManagedObjectContext {
             if let context = object._context, context !== self { return }
             if reporting, flags.contains(.eventInserted) {
                 inserted.add(object, remaining: remaining)
-                if !_inserted.contains(object) { inserted.allStillInserted = false }
+                if !_inserted.contains(object) { inserted.allStillListed = false }
             }
             if reporting, flags.contains(.eventUpdated), !flags.contains(.deleted), object._context === self {
                 updated.add(object, remaining: remaining)
             }
-            if reporting, flags.contains(.eventDeleted) { deleted.add(object, remaining: remaining) }
+            if reporting, flags.contains(.eventDeleted) {
+                deleted.add(object, remaining: remaining)
+                if !_deleted.contains(object) { deleted.allStillListed = false }
+            }
             if reporting, flags.contains(.eventRefreshed) { refreshed.add(object, remaining: remaining) }
             object._eventOldValues = nil
             object._flags.subtract(.eventState)
@@ -568,8 +566,9 @@ extension NSManagedObjectContext {
     /// event's objects not yet sorted: most events change objects in one way, whose set then never grows.
     struct EventObjects {
         private(set) var objects: Set<NSManagedObject> = []
-        /// Whether every object added is among the context's inserted objects (asked only of the insertions).
-        var allStillInserted = true
+        /// Whether every object added is among the context's inserted objects, or deleted ones, as the kind is
+        /// (asked only of the insertions and deletions).
+        var allStillListed = true
 
         var isEmpty: Bool { objects.isEmpty }
         var count: Int { objects.count }
@@ -583,6 +582,30 @@ extension NSManagedObjectContext {
         mutating func take() -> Set<NSManagedObject> {
             defer { objects = [] }
             return objects
+        }
+
+        /// What the context keeps of these insertions or deletions for the next save (see `_announcedInsertions`):
+        /// their set if it holds every object `list` holds, else `previous` if `list` has not changed since it was
+        /// kept, else nothing.
+        func announcement(of list: ChangedObjects, replacing previous: AnnouncedObjects?) -> AnnouncedObjects? {
+            if !isEmpty, allStillListed, count == list.count {
+                return AnnouncedObjects(objects: objects, mutations: list.mutations)
+            }
+            guard let previous, previous.mutations == list.mutations else { return nil }
+            return previous
+        }
+    }
+
+    /// A set of objects an objects-did-change notification announced, all the inserted (or deleted) objects of the
+    /// context then, and the count of changes to that list then (`ChangedObjects.mutations`).
+    struct AnnouncedObjects {
+        let objects: Set<NSManagedObject>
+        let mutations: Int
+
+        /// The set, if `list` has not changed since and a save's `count` objects are as many: then they are the
+        /// same objects.
+        func objects(ifStillAllOf list: ChangedObjects, count: Int) -> Set<NSManagedObject>? {
+            mutations == list.mutations && objects.count == count ? objects : nil
         }
     }
 

@@ -73,7 +73,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The set of inserted objects the last objects-did-change notification announced, when it held every object
     /// the context had inserted, and `_inserted.mutations` then: while that count stands, a save's did-save
     /// notification announces the same insertions and takes the set as it is instead of hashing every object again.
-    @exclusivity(unchecked) var _announcedInsertions: (objects: Set<NSManagedObject>, mutations: Int)?
+    @exclusivity(unchecked) var _announcedInsertions: AnnouncedObjects?
+    /// The same for the deleted objects (`_deleted`): a cascade's deletions are announced when the save begins.
+    @exclusivity(unchecked) var _announcedDeletions: AnnouncedObjects?
     @exclusivity(unchecked) var _hasEventChanges = false
     @exclusivity(unchecked) var _isSaving = false
     /// The context evaluates a fetch's predicate and sort order in memory (for a store that handed out candidates):
