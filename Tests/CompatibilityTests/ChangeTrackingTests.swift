@@ -10,6 +10,37 @@ import OpenCoreData
 #endif
 
 @Suite struct ChangeTrackingTests {
+    /// A save's deleted objects leave the context's registry, however many, and the objects left stay registered:
+    /// looked up by ID, each is the same object as before.
+    @Test func deletedObjectsLeaveTheRegistryWhenSavedAndTheOthersStay() throws {
+        let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for (deletedCount, keptCount) in [(10, 300), (300, 40), (500, 0)] {
+                let authors = (0..<deletedCount + keptCount).map { index in
+                    let author = Author(context: context)
+                    author.name = "Author \(index)"
+                    return author
+                }
+                try context.save()
+                let (deleted, kept) = (Array(authors[..<deletedCount]), Array(authors[deletedCount...]))
+                let deletedIDs = deleted.map(\.objectID)
+                for author in deleted { context.delete(author) }
+                try context.save()
+
+                let registered = context.registeredObjects
+                #expect(registered.isDisjoint(with: deleted))
+                #expect(registered.isSuperset(of: kept))
+                let unregistered = deletedIDs.filter { context.registeredObject(for: $0) == nil }
+                #expect(unregistered.count == deletedCount)
+                let found = kept.filter { context.registeredObject(for: $0.objectID) === $0 }
+                #expect(found.count == keptCount)
+                for author in kept { context.delete(author) }
+                try context.save()
+            }
+        }
+    }
+
     @Test func objectsMovingBetweenTheChangeSetsAreReportedWhereTheyAre() throws {
         let container = try LibraryModel.container(url: URL(fileURLWithPath: "/dev/null"))
         let context = container.newBackgroundContext()

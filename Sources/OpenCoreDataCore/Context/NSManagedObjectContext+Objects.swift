@@ -52,6 +52,22 @@ extension NSManagedObjectContext {
         if !_retained.isEmpty { _retained[ObjectIdentifier(object)] = nil }
     }
 
+    /// `_unregister(_:)` for many objects at once (see `ObjectIDDictionary.removeObjects(_:)`).
+    func _unregister(_ objects: [NSManagedObject]) {
+        var entries: [RegisteredObjectEntry] = []
+        entries.reserveCapacity(objects.count)
+        objects._forEachUnretained { object in
+            // Stores that track registration are told of each object their registry entry leaves with.
+            if object._objectID._storeReference?.tracksRegistration == true {
+                _unregister(object)
+                return
+            }
+            entries.append(RegisteredObjectEntry(object))
+            if !_retained.isEmpty { _retained[ObjectIdentifier(object)] = nil }
+        }
+        _registry.removeObjects(entries)
+    }
+
     /// Removes `object`'s entry from the registry if it is the object registered under its ID (another may be, when
     /// this one was replaced), in one probe of the table.
     @inline(__always)

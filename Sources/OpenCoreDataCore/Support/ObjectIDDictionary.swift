@@ -14,7 +14,7 @@
 package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequence {
     package typealias Key = NSManagedObjectID
 
-    private var storage: ObjectIDTableStorage<Value>?
+    fileprivate var storage: ObjectIDTableStorage<Value>?
 
     package init() {
         storage = nil
@@ -63,6 +63,12 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
         let table = storage.unsafelyUnwrapped
         guard let bucket = table.find(objectID).found, shouldRemove(&table.entries[bucket].value) else { return }
         table.remove(at: bucket)
+    }
+
+    /// A key's hash as the table uses it (see `removeObjects(_:)`).
+    @inline(__always)
+    package static func hash(of key: NSManagedObjectID) -> Int {
+        cheapHash(key._hashValue, seed: 0)
     }
 
     /// Makes room for `minimumCapacity` entries in all, so that adding many does not grow the table again and again.
@@ -138,7 +144,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
     }
 
     /// Makes the storage this value's own, with room for `adding` more entries.
-    private mutating func makeUnique(adding: Int) {
+    fileprivate mutating func makeUnique(adding: Int) {
         let needed = count + adding
         let unique = isKnownUniquelyReferenced(&storage)
         if unique, needed <= (storage?.capacity ?? 0) { return }
@@ -208,27 +214,48 @@ final class ObjectIDTableStorage<Value> {
         let table = ObjectIDTableStorage(minimumCapacity: minimumCapacity)
         guard let source else { return table }
         for bucket in 0..<source.bucketCount where source.tags[bucket] != 0 {
-            let home = table.hash(source.entries[bucket].key).home
-            var target = home
-            while table.tags[target] != 0 { target = (target + 1) & table.mask }
-            table.occupy(target, home: home, tag: source.tags[bucket])
             if moving {
-                (table.entries + target).moveInitialize(from: source.entries + bucket, count: 1)
+                table.insertMoving(from: source, bucket: bucket)
                 source.tags[bucket] = 0
             } else {
+                let target = table.occupyBucket(forKeyIn: source, bucket: bucket)
                 (table.entries + target).initialize(to: source.entries[bucket])
+                table.count += 1
             }
-            table.count += 1
         }
         if moving { source.count = 0 }
         return table
     }
 
+    /// Marks the bucket where the key in `source`'s `bucket` goes in this table (which holds no entry with that key)
+    /// as occupied, and returns it.
+    @inline(__always)
+    private func occupyBucket(forKeyIn source: ObjectIDTableStorage, bucket: Int) -> Int {
+        let home = hash(source.entries[bucket].key).home
+        var target = home
+        while tags[target] != 0 { target = (target + 1) & mask }
+        occupy(target, home: home, tag: source.tags[bucket])
+        return target
+    }
+
+    /// Moves the entry in `source`'s `bucket` into this table; the caller clears `source`'s tag for it.
+    @inline(__always)
+    fileprivate func insertMoving(from source: ObjectIDTableStorage, bucket: Int) {
+        let target = occupyBucket(forKeyIn: source, bucket: bucket)
+        (entries + target).moveInitialize(from: source.entries + bucket, count: 1)
+        count += 1
+    }
+
     /// The key's hash: its home bucket from the low bits, its tag from the high ones.
     @inline(__always)
     fileprivate func hash(_ key: NSManagedObjectID) -> (home: Int, tag: UInt8) {
-        let hash = cheapHash(key._hashValue, seed: 0)
-        return (hash & mask, UInt8(truncatingIfNeeded: UInt(bitPattern: hash) >> 57) | 0x80)
+        place(ofHash: ObjectIDDictionary<Value>.hash(of: key))
+    }
+
+    /// The home bucket and tag of a key with this hash.
+    @inline(__always)
+    fileprivate func place(ofHash hash: Int) -> (home: Int, tag: UInt8) {
+        (hash & mask, UInt8(truncatingIfNeeded: UInt(bitPattern: hash) >> 57) | 0x80)
     }
 
     /// Marks `bucket` as holding an entry whose home is `home`.
@@ -307,5 +334,92 @@ final class ObjectIDTableStorage<Value> {
             }
             bucket = (bucket + 1) & mask
         }
+    }
+}
+
+/// An object to be taken out of a registry (`ObjectIDDictionary.removeObjects(_:)`): its ID's hash and its address,
+/// which tells its entry from another object's under the same ID.
+package struct RegisteredObjectEntry {
+    let hash: Int
+    let address: UnsafeMutableRawPointer
+
+    @inline(__always)
+    init(_ object: NSManagedObject) {
+        hash = ObjectIDDictionary<Unmanaged<NSManagedObject>>.hash(of: object._objectID)
+        address = Unmanaged.passUnretained(object).toOpaque()
+    }
+}
+
+extension ObjectIDDictionary where Value == Unmanaged<NSManagedObject> {
+    /// Removes the entry of each of `objects`, if it is still that object's (the objects' IDs are alive).
+    ///
+    /// A few are removed one by one. Many — a save's deleted objects, all leaving the context — are found in the
+    /// order of the table's buckets, so that finding them walks the table once rather than probing it at random (a
+    /// cache miss or more each in a table larger than the processor's caches), and the entries left are then moved
+    /// to a new table in one pass: removing them one by one would move the later entries of a run back once for every
+    /// entry removed before them.
+    package mutating func removeObjects(_ objects: [RegisteredObjectEntry]) {
+        // (No binding of `storage` here: it would defeat the uniqueness check.)
+        guard !objects.isEmpty, !isEmpty else { return }
+        makeUnique(adding: 0)
+        if objects.count < 64 || objects.count * 8 < count {
+            let table = storage.unsafelyUnwrapped
+            for object in objects {
+                if let bucket = table.bucket(of: object) { table.remove(at: bucket) }
+            }
+            return
+        }
+        storage = storage.unsafelyUnwrapped.removingObjects(objects)
+    }
+}
+
+extension ObjectIDTableStorage where Value == Unmanaged<NSManagedObject> {
+    /// The bucket of `object`'s entry, if it is in the table.
+    @inline(__always)
+    fileprivate func bucket(of object: RegisteredObjectEntry) -> Int? {
+        let (home, tag) = place(ofHash: object.hash)
+        var bucket = home
+        while true {
+            let current = tags[bucket]
+            if current == 0 { return nil }
+            if current == tag, entries[bucket].value.toOpaque() == object.address { return bucket }
+            bucket = (bucket + 1) & mask
+        }
+    }
+
+    /// A table of the entries not of `objects`; this table, which nothing else may be using, is left empty. See
+    /// `ObjectIDDictionary.removeObjects(_:)`.
+    fileprivate func removingObjects(_ objects: [RegisteredObjectEntry]) -> ObjectIDTableStorage {
+        // The objects in the order of their home buckets, by a counting sort on groups of 64 buckets (a kilobyte of
+        // entries: within a group the order does not matter to the caches).
+        let groupShift = 6
+        let groups = Swift.max(1, bucketCount >> groupShift)
+        var starts = [Int](repeating: 0, count: groups + 1)
+        for object in objects { starts[(place(ofHash: object.hash).home >> groupShift) + 1] += 1 }
+        for group in 0..<groups { starts[group + 1] += starts[group] }
+        var order = [Int32](repeating: 0, count: objects.count)
+        for index in objects.indices {
+            let group = place(ofHash: objects[index].hash).home >> groupShift
+            order[starts[group]] = Int32(truncatingIfNeeded: index)
+            starts[group] += 1
+        }
+        // Each entry removed is emptied and marked with a tag no key has (so that its run stays whole for the
+        // lookups that follow), then the entries left move to a new table. Only the key needs destroying: the value
+        // is an unretained reference.
+        let removedTag: UInt8 = 0x01
+        for index in order {
+            guard let bucket = bucket(of: objects[Int(index)]) else { continue }
+            UnsafeMutableRawPointer(entries + bucket).assumingMemoryBound(to: NSManagedObjectID.self)
+                .deinitialize(count: 1)
+            tags[bucket] = removedTag
+            count -= 1
+        }
+        let table = ObjectIDTableStorage(minimumCapacity: count)
+        for bucket in 0..<bucketCount where tags[bucket] != 0 {
+            if tags[bucket] != removedTag { table.insertMoving(from: self, bucket: bucket) }
+            tags[bucket] = 0
+        }
+        count = 0
+        return table
     }
 }
