@@ -216,23 +216,37 @@ extension NSManagedObjectContext {
             attempt += 1
             // A merge policy may have changed what is to be written: gather it afresh on every attempt.
             // (The list validated, unless validation changed objects, which starts an event.)
-            var updated =
-                attempt == 1 && !_hasEventChanges
-                ? updatedToValidate : _updated.objects._inMemoryOrder { $0.hasChanges }
-            var deleted = attempt == 1 ? deletedToValidate : _deleted.objects._inMemoryOrder()
-            var changes = _saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
+            // What the store writes; gathered again if it resolves conflicts (one variable, so that the closure below
+            // captures one box).
+            var written = (
+                updated: attempt == 1 && !_hasEventChanges
+                    ? updatedToValidate : _updated.objects._inMemoryOrder { $0.hasChanges },
+                deleted: attempt == 1 ? deletedToValidate : _deleted.objects._inMemoryOrder(),
+                resolved: StoreSaveChanges?.none
+            )
+            var changes = _saveChanges(
+                inserted: inserted, updated: written.updated, deleted: written.deleted, forced: false)
             if _coordinator != nil {
                 // The store resolves conflicts while it keeps other writers out, with this context's policy.
                 changes.resolveConflicts = { [unowned self] conflicts in
                     try self._resolve(conflicts)
-                    updated = self._updated.objects._inMemoryOrder { $0.hasChanges }
-                    deleted = self._deleted.objects._inMemoryOrder()
-                    return self._saveChanges(inserted: inserted, updated: updated, deleted: deleted, forced: false)
+                    written.updated = self._updated.objects._inMemoryOrder { $0.hasChanges }
+                    written.deleted = self._deleted.objects._inMemoryOrder()
+                    let resolved = self._saveChanges(
+                        inserted: inserted, updated: written.updated, deleted: written.deleted, forced: false)
+                    written.resolved = resolved
+                    return resolved
                 }
             }
             do {
                 let result = try parent._commit(changes, from: self)
-                _didCommit(inserted: inserted, updated: updated, deleted: deleted, result: result)
+                let (updated, deleted) = (written.updated, written.deleted)
+                if var saved = written.resolved {
+                    written.resolved = nil  // held once, so that taking the values out of it copies nothing
+                    _didCommit(inserted: inserted, updated: updated, deleted: deleted, saved: &saved, result: result)
+                } else {
+                    _didCommit(inserted: inserted, updated: updated, deleted: deleted, saved: &changes, result: result)
+                }
                 _queryGenerationMovesOn()
                 return
             } catch let conflicts as StoreConflicts {
@@ -367,7 +381,8 @@ extension NSManagedObjectContext {
 
     /// After a successful commit: the objects' committed values become their current ones.
     func _didCommit(
-        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], result: StoreSaveResult
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject],
+        saved: inout StoreSaveChanges, result: StoreSaveResult
     ) {
         // The notifications' sets and lists are filled in the same passes that update the objects, while each
         // object is at hand: with many objects, every extra pass over them costs a cache miss per object.
@@ -381,23 +396,48 @@ extension NSManagedObjectContext {
             SavedObjects(capacity: inserted.count, objects: announcedInsertions), SavedObjects(capacity: updated.count),
             SavedObjects(capacity: deleted.count, objects: announcedDeletions)
         )
-        func commitValues(of object: NSManagedObject) {
+        // The values the store wrote become the objects' committed ones: taken from the saved changes (which list the
+        // objects in the same order) rather than made again, which would touch every object's values once more.
+        func commitValues(
+            of object: NSManagedObject, from saved: UnsafeMutableBufferPointer<StoreSaveObject>, at index: Int
+        ) {
             object._flags.remove(.inserted)
             object._flags.remove(.updated)
             object._forceNextSave = false
             object._changed.removeAll()
-            object._committed = _storeValues(of: object)
+            if index < saved.count, saved[index].object === object {
+                var values = StoredValues()
+                swap(&values, &saved[index].values)
+                object._committed = values
+            } else {
+                object._committed = _storeValues(of: object)
+            }
         }
-        inserted._forEachUnretained { object in
-            commitValues(of: object)
-            object._version = result.version(ofInserted: object._objectID)
-            savedInserted.add(object)
-            if _parentContext != nil, object._objectID.isTemporaryID { _awaitingPermanentIDs.append(object._objectID) }
+        // (Empty lists are left alone: making an empty array's storage its own allocates one.)
+        if !inserted.isEmpty {
+            saved.inserted.withUnsafeMutableBufferPointer { savedObjects in
+                var index = 0
+                inserted._forEachUnretained { object in
+                    commitValues(of: object, from: savedObjects, at: index)
+                    index += 1
+                    object._version = result.version(ofInserted: object._objectID)
+                    savedInserted.add(object)
+                    if _parentContext != nil, object._objectID.isTemporaryID {
+                        _awaitingPermanentIDs.append(object._objectID)
+                    }
+                }
+            }
         }
-        updated._forEachUnretained { object in
-            commitValues(of: object)
-            object._version = result.version(ofUpdated: object._objectID, expected: object._version)
-            savedUpdated.add(object)
+        if !updated.isEmpty {
+            saved.updated.withUnsafeMutableBufferPointer { savedObjects in
+                var index = 0
+                updated._forEachUnretained { object in
+                    commitValues(of: object, from: savedObjects, at: index)
+                    index += 1
+                    object._version = result.version(ofUpdated: object._objectID, expected: object._version)
+                    savedUpdated.add(object)
+                }
+            }
         }
         // Objects listed as updated whose changes were not saved (transient ones only): none when every listed
         // object was saved, which spares a pass over them all.

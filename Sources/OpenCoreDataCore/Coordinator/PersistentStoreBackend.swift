@@ -36,8 +36,8 @@ package struct StoreSaveObject {
     package let object: NSManagedObject
     package let objectID: NSManagedObjectID
     /// The values in the store's representation: to-one relationships as `.objectID`/`.null`, to-many as
-    /// `.toManyFault`.
-    package let values: StoredValues
+    /// `.toManyFault`. (Taken by the saving context after the commit, as the objects' committed values.)
+    package var values: StoredValues
     /// For updates: the slots that changed.
     package let changedSlots: SlotSet
     /// The destinations of the to-many relationships that changed (all of them, for an insert), in order.
