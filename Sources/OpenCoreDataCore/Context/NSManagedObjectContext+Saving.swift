@@ -413,31 +413,29 @@ extension NSManagedObjectContext {
                 object._committed = _storeValues(of: object)
             }
         }
-        // (Empty lists are left alone: making an empty array's storage its own allocates one.)
-        if !inserted.isEmpty {
-            saved.inserted.withUnsafeMutableBufferPointer { savedObjects in
+        // Commits each of `objects` with its values taken out of `saved`, then hands it to `then`. (Empty lists are
+        // left alone: making an empty array's storage its own allocates one.)
+        func commit(
+            _ objects: [NSManagedObject], from saved: inout [StoreSaveObject], then: (NSManagedObject) -> Void
+        ) {
+            guard !objects.isEmpty else { return }
+            saved.withUnsafeMutableBufferPointer { savedObjects in
                 var index = 0
-                inserted._forEachUnretained { object in
+                objects._forEachUnretained { object in
                     commitValues(of: object, from: savedObjects, at: index)
                     index += 1
-                    object._version = result.version(ofInserted: object._objectID)
-                    savedInserted.add(object)
-                    if _parentContext != nil, object._objectID.isTemporaryID {
-                        _awaitingPermanentIDs.append(object._objectID)
-                    }
+                    then(object)
                 }
             }
         }
-        if !updated.isEmpty {
-            saved.updated.withUnsafeMutableBufferPointer { savedObjects in
-                var index = 0
-                updated._forEachUnretained { object in
-                    commitValues(of: object, from: savedObjects, at: index)
-                    index += 1
-                    object._version = result.version(ofUpdated: object._objectID, expected: object._version)
-                    savedUpdated.add(object)
-                }
-            }
+        commit(inserted, from: &saved.inserted) { object in
+            object._version = result.version(ofInserted: object._objectID)
+            savedInserted.add(object)
+            if _parentContext != nil, object._objectID.isTemporaryID { _awaitingPermanentIDs.append(object._objectID) }
+        }
+        commit(updated, from: &saved.updated) { object in
+            object._version = result.version(ofUpdated: object._objectID, expected: object._version)
+            savedUpdated.add(object)
         }
         // Objects listed as updated whose changes were not saved (transient ones only): none when every listed
         // object was saved, which spares a pass over them all.
