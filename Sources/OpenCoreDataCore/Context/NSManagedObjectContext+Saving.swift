@@ -386,8 +386,8 @@ extension NSManagedObjectContext {
     ) {
         // The notifications' sets and lists are filled in the same passes that update the objects, while each
         // object is at hand: with many objects, every extra pass over them costs a cache miss per object.
-        // The insertions the last objects-did-change notification announced, if nothing was inserted or removed
-        // since (so that they are the ones saved): their set is taken as it is.
+        // The insertions and deletions the last objects-did-change notifications announced, if none was listed or
+        // taken back since (so that they are the ones saved): their sets are taken as they are.
         let announcedInsertions = _announcedInsertions?.objects(ifStillAllOf: _inserted, count: inserted.count)
         let announcedDeletions = _announcedDeletions?.objects(ifStillAllOf: _deleted, count: deleted.count)
         _announcedInsertions = nil
