@@ -5,7 +5,7 @@ import Testing
 
 /// The table that holds a context's registry and a store's row cache (an internal data structure, so these tests
 /// are OpenCoreData's own): it must behave as a dictionary keyed by object IDs through any mix of insertions,
-/// replacements, removals (which move later entries back), growth and copies.
+/// replacements, removals (which count keys put past full groups down again), growth and copies.
 @Suite struct ObjectIDDictionaryTests {
     /// A deterministic generator, so that a failure can be replayed.
     struct Generator {
@@ -47,11 +47,11 @@ import Testing
         var generator = Generator(state: seed)
         var table: ObjectIDDictionary<Int> = [:]
         var model: [Int: Int] = [:]
-        // Few distinct keys, so that runs of colliding entries form and removals move them back.
+        // Few distinct keys, so that keys collide, are put past full groups and are removed again.
         let keys = 3_000
         for step in 0..<40_000 {
-            // Odd seeds use dense row numbers (entries at their homes); even ones scatter them, so that entries are
-            // displaced and move on insertion and removal.
+            // Odd seeds use dense row numbers (eight to a group of buckets); even ones scatter them, so that entries
+            // are displaced from their homes.
             let drawn = generator.next(keys)
             let key = seed % 2 == 1 ? drawn : drawn &* 7_919 % 1_000_003
             switch generator.next(10) {
@@ -143,5 +143,50 @@ import Testing
         table.removeValue(forKey: Self.id(3)) { _ in true }
         #expect(table[Self.id(3)] == nil)
         #expect(copy[Self.id(3)] != nil)
+    }
+
+    @Test(arguments: [false, true])
+    func aTableKeptNearlyFullThroughChurnStaysRight(dense: Bool) {
+        // Keys put past full groups, removed and put again at the table's capacity: each group's count of the keys
+        // put past it must stay right, or lookups stop short (an entry lost) or go on past the end of a sequence.
+        var generator = Generator(state: dense ? 11 : 12)
+        var table: ObjectIDDictionary<Int> = [:]
+        var model: [Int: Int] = [:]
+        var present: [Int] = []
+        func key(_ index: Int) -> Int { dense ? index : index &* 7_919 % 1_000_003 }
+        for index in 0..<819 {
+            table[Self.id(key(index))] = index
+            model[key(index)] = index
+            present.append(key(index))
+        }
+        var next = 819
+        for step in 0..<30_000 {
+            let position = generator.next(present.count)
+            let gone = present[position]
+            table[Self.id(gone)] = nil
+            model[gone] = nil
+            present[position] = key(next)
+            table[Self.id(key(next))] = step
+            model[key(next)] = step
+            next += 1
+            #expect(table[Self.id(gone)] == nil)
+            if step % 3_000 == 0 { expectSame(table, model) }
+        }
+        expectSame(table, model)
+    }
+
+    @Test func aTableEmptiedGroupByGroupTakesItsKeysAgain() {
+        // Dense keys fill whole groups, and the keys of groups that collide are put past them.
+        var table: ObjectIDDictionary<Int> = [:]
+        for round in 0..<3 {
+            for key in 0..<5_000 { table[Self.id(key)] = key + round }
+            expectSame(table, Dictionary(uniqueKeysWithValues: (0..<5_000).map { ($0, $0 + round) }))
+            for key in stride(from: 0, to: 5_000, by: 2) { table[Self.id(key)] = nil }
+            let odd = stride(from: 1, to: 5_000, by: 2).map { ($0, $0 + round) }
+            expectSame(table, Dictionary(uniqueKeysWithValues: odd))
+            for key in stride(from: 1, to: 5_000, by: 2) { table[Self.id(key)] = nil }
+            #expect(table.isEmpty)
+            #expect(table[Self.id(7)] == nil)
+        }
     }
 }

@@ -52,33 +52,16 @@ extension NSManagedObjectContext {
         if !_retained.isEmpty { _retained[ObjectIdentifier(object)] = nil }
     }
 
-    /// `_unregister(_:)` for many objects at once (see `ObjectIDDictionary.removeObjects(_:)`).
+    /// `_unregister(_:)` for many objects (a save's deleted ones), without retaining each.
     func _unregister(_ objects: [NSManagedObject]) {
-        var entries: [RegisteredObjectEntry] = []
-        entries.reserveCapacity(objects.count)
-        objects._forEachUnretained { object in
-            // Stores that track registration are told of each object their registry entry leaves with.
-            if object._objectID._storeReference?.tracksRegistration == true {
-                _unregister(object)
-                return
-            }
-            entries.append(RegisteredObjectEntry(object))
-            if !_retained.isEmpty { _retained[ObjectIdentifier(object)] = nil }
-        }
-        _registry.removeObjects(entries)
+        objects._forEachUnretained { _unregister($0) }
     }
 
     /// Removes `object`'s entry from the registry if it is the object registered under its ID (another may be, when
     /// this one was replaced), in one probe of the table.
     @inline(__always)
     func _removeFromRegistry(_ object: NSManagedObject) {
-        let address = Unmanaged.passUnretained(object).toOpaque()
-        var removed = false
-        _registry.removeValue(forKey: object._objectID) {
-            removed = $0.toOpaque() == address
-            return removed
-        }
-        if removed, object._objectID._storeReference?.tracksRegistration == true {
+        if _registry.removeObject(object), object._objectID._storeReference?.tracksRegistration == true {
             _tellStores(registered: false, [object._objectID])
         }
     }

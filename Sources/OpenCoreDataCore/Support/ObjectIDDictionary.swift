@@ -7,10 +7,13 @@
 ///   `isEqual(_:)`, and hashes them with SipHash; this table compares IDs with `_isEqual(to:)` and mixes their
 ///   precomputed hash with `cheapHash`;
 /// - a `Dictionary` fills at most 3/4 of its buckets and doubles, so 100,000 entries take 262,144 buckets; this
-///   table fills up to 4/5 (linear probing, later entries of a run moved back on removal), so the same entries take
-///   half the memory — for a row cache, 45 bytes per object instead of 84. A byte per bucket holds seven bits of the
-///   key's hash, so a probe compares bytes and looks at a key only when they match; another holds how far the entry
-///   lies from its home bucket, so a removal moves entries back without looking at their keys.
+///   table fills up to 4/5 (buckets probed in groups of eight), so the same entries take half the memory. A byte per
+///   bucket holds seven bits of the key's hash, so a probe compares a group's eight bytes at once and looks at a key
+///   only where they match, and nothing moves when an entry is removed (see `ObjectIDTableStorage`);
+/// - a `Dictionary` scatters its keys, so the objects of consecutive rows, made one after another and mostly used
+///   and released together, touch a different part of a table larger than the processor's caches each (a cache
+///   miss each); this table puts the IDs of eight consecutive rows of an entity in one group of buckets, where they
+///   share two cache lines (see `hash(of:)`).
 package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequence {
     package typealias Key = NSManagedObjectID
 
@@ -60,15 +63,24 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
             guard storage?.find(objectID).found != nil else { return }
             makeUnique(adding: 0)
         }
-        let table = storage.unsafelyUnwrapped
-        guard let bucket = table.find(objectID).found, shouldRemove(&table.entries[bucket].value) else { return }
-        table.remove(at: bucket)
+        // The table borrowed (see `removeObject(_:)`).
+        Unmanaged.passUnretained(storage.unsafelyUnwrapped)._withUnsafeGuaranteedRef { table in
+            let found = table.find(objectID)
+            guard let bucket = found.found, shouldRemove(&table.entries[bucket].value) else { return }
+            table.remove(at: bucket, home: found.home)
+        }
     }
 
-    /// A key's hash as the table uses it (see `removeObjects(_:)`).
+    /// A key's hash as the table uses it: the home bucket of the low bits, the tag of the high seven.
+    ///
+    /// The IDs of eight consecutive rows of an entity (primary keys 8n to 8n + 7), or eight consecutive temporary
+    /// IDs, have one home group, each its own bucket in it (the key's three low bits; `_hashValue` mixes the entity
+    /// into the others) and its own tag; which group is the mixed hash of the other bits.
     @inline(__always)
     package static func hash(of key: NSManagedObjectID) -> Int {
-        cheapHash(key._hashValue, seed: 0)
+        let hash = key._hashValue
+        let low = hash & 7
+        return (cheapHash(hash &>> 3, seed: 0) &<< 3 | low) ^ (low &<< 58)
     }
 
     /// Makes room for `minimumCapacity` entries in all, so that adding many does not grow the table again and again.
@@ -153,18 +165,26 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
     }
 }
 
-/// The buckets of an `ObjectIDDictionary`: a tag per bucket says whether it holds an entry (a key and its value).
-/// The number of buckets is a power of two.
+/// The buckets of an `ObjectIDDictionary`, in groups of eight: a tag per bucket says whether it holds an entry (a
+/// key and its value). The number of buckets is a power of two.
+///
+/// A key's hash names its home bucket, and so its home group. A key goes to its home bucket if that is free, else to
+/// the first free bucket of its group, else of the groups after it in its probe sequence (one, two, three… groups
+/// further each time, which visits every group). Each group counts the keys that were put past it, full, in their
+/// probe sequences: a lookup reads a group's eight tags as one word, compares the key only where a tag matches, and
+/// ends at a group that no key was put past. A removal empties its bucket and takes one from the count of every
+/// group its key was put past, so nothing moves and no bucket is left marked.
 final class ObjectIDTableStorage<Value> {
     let bucketCount: Int
     fileprivate let mask: Int
+    private let groupMask: Int
     /// How many entries fit before the table must grow: 4/5 of the buckets.
     let capacity: Int
     fileprivate(set) var count = 0
     /// Per bucket: 0 if empty, else 0x80 and seven bits of the key's hash.
     fileprivate let tags: UnsafeMutablePointer<UInt8>
-    /// Per occupied bucket: how many buckets after its key's home bucket it lies, or 255 for that many or more.
-    private let distances: UnsafeMutablePointer<UInt8>
+    /// Per group: how many keys were put past it (see the type's description); at 255 it stays there, for good.
+    private let passedOver: UnsafeMutablePointer<UInt8>
     /// Initialized exactly where the tag is not 0. A key and its value side by side: a lookup, which compares the
     /// key and then reads the value, misses the cache once instead of twice in a table too large for it.
     let entries: UnsafeMutablePointer<(key: NSManagedObjectID, value: Value)>
@@ -174,10 +194,13 @@ final class ObjectIDTableStorage<Value> {
         while buckets * 4 / 5 < minimumCapacity { buckets *= 2 }
         bucketCount = buckets
         mask = buckets - 1
+        groupMask = buckets / 8 - 1
         capacity = buckets * 4 / 5
-        tags = .allocate(capacity: buckets)
-        tags.initialize(repeating: 0, count: buckets)
-        distances = .allocate(capacity: buckets)
+        // Allocated as words, so that every group's tags can be read as one aligned word.
+        tags = UnsafeMutableRawPointer(UnsafeMutablePointer<UInt64>.allocate(capacity: buckets / 8))
+            .initializeMemory(as: UInt8.self, repeating: 0, count: buckets)
+        passedOver = .allocate(capacity: buckets / 8)
+        passedOver.initialize(repeating: 0, count: buckets / 8)
         entries = .allocate(capacity: buckets)
     }
 
@@ -202,7 +225,7 @@ final class ObjectIDTableStorage<Value> {
             bucket += 1
         }
         entries.deallocate()
-        distances.deallocate()
+        passedOver.deallocate()
         tags.deallocate()
     }
 
@@ -223,7 +246,10 @@ final class ObjectIDTableStorage<Value> {
                 table.count += 1
             }
         }
-        if moving { source.count = 0 }
+        if moving {
+            source.passedOver.update(repeating: 0, count: source.groupMask + 1)
+            source.count = 0
+        }
         return table
     }
 
@@ -232,9 +258,9 @@ final class ObjectIDTableStorage<Value> {
     @inline(__always)
     private func occupyBucket(forKeyIn source: ObjectIDTableStorage, bucket: Int) -> Int {
         let home = hash(source.entries[bucket].key).home
-        var target = home
-        while tags[target] != 0 { target = (target + 1) & mask }
-        occupy(target, home: home, tag: source.tags[bucket])
+        let (target, passed) = emptyBucket(home: home)
+        passOver(home: home, probes: passed)
+        tags[target] = source.tags[bucket]
         return target
     }
 
@@ -258,32 +284,63 @@ final class ObjectIDTableStorage<Value> {
         (hash & mask, UInt8(truncatingIfNeeded: UInt(bitPattern: hash) >> 57) | 0x80)
     }
 
-    /// Marks `bucket` as holding an entry whose home is `home`.
+    /// The tags of the group that starts at `bucket` (a multiple of 8), byte `i` being bucket `bucket + i`'s.
     @inline(__always)
-    private func occupy(_ bucket: Int, home: Int, tag: UInt8) {
-        tags[bucket] = tag
-        distances[bucket] = UInt8(Swift.min((bucket - home) & mask, 255))
+    private func group(at bucket: Int) -> UInt64 {
+        UInt64(littleEndian: UnsafeRawPointer(tags + bucket).load(as: UInt64.self))
     }
 
-    /// How far the entry in `bucket` lies from its home bucket.
+    /// Counts a key put past the first `probes` groups of its probe sequence.
     @inline(__always)
-    private func distance(_ bucket: Int) -> Int {
-        let stored = distances[bucket]
-        if stored < 255 { return Int(stored) }
-        return (bucket - hash(entries[bucket].key).home) & mask
-    }
-
-    /// The bucket holding `key`, or the empty bucket where it would go, and the key's home and tag.
-    @inline(__always)
-    func find(_ key: NSManagedObjectID) -> (found: Int?, empty: Int, home: Int, tag: UInt8) {
-        let (home, tag) = hash(key)
-        var bucket = home
-        while true {
-            let current = tags[bucket]
-            if current == 0 { return (nil, bucket, home, tag) }
-            if current == tag, entries[bucket].key._isEqual(to: key) { return (bucket, bucket, home, tag) }
-            bucket = (bucket + 1) & mask
+    private func passOver(home: Int, probes: Int) {
+        var sequence = ProbeSequence(home: home, mask: mask)
+        while sequence.probes < probes {
+            let group = sequence.start &>> 3
+            if passedOver[group] < 255 { passedOver[group] += 1 }
+            sequence.next()
         }
+    }
+
+    /// The bucket of the key whose home is `home` and tag `tag`, if the table holds it. `matches` is asked about
+    /// each occupied bucket with that tag, in probing order, and says whether it holds the key.
+    @inline(__always)
+    fileprivate func lookUp(home: Int, tag: UInt8, matches: (Int) -> Bool) -> Int? {
+        // The home bucket first: where a key most often is.
+        if tags[home] == tag, matches(home) { return home }
+        var sequence = ProbeSequence(home: home, mask: mask)
+        while true {
+            let start = sequence.start
+            var candidates = GroupBits.zeroBytes(group(at: start) ^ (GroupBits.lowBits &* UInt64(tag)))
+            while candidates != 0 {
+                let bucket = start + GroupBits.firstByte(candidates)
+                if bucket != home, matches(bucket) { return bucket }
+                candidates &= candidates &- 1
+            }
+            // After as many probes as groups, every group has been looked at.
+            if passedOver[start &>> 3] == 0 || sequence.probes == groupMask { return nil }
+            sequence.next()
+        }
+    }
+
+    /// The empty bucket where a key whose home is `home` goes (its home if that is empty, else the first empty bucket
+    /// of its probe sequence), and how many groups of the sequence come before that bucket's. (There is one: at most
+    /// 4/5 of the buckets are occupied, and the sequence visits every group.)
+    @inline(__always)
+    private func emptyBucket(home: Int) -> (bucket: Int, passed: Int) {
+        if tags[home] == 0 { return (home, 0) }
+        var sequence = ProbeSequence(home: home, mask: mask)
+        while true {
+            let empty = GroupBits.zeroBytes(group(at: sequence.start))
+            if empty != 0 { return (sequence.start + GroupBits.firstByte(empty), sequence.probes) }
+            sequence.next()
+        }
+    }
+
+    /// The bucket holding `key`, if the table holds it, and the key's home and tag.
+    @inline(__always)
+    func find(_ key: NSManagedObjectID) -> (found: Int?, home: Int, tag: UInt8) {
+        let (home, tag) = hash(key)
+        return (lookUp(home: home, tag: tag) { entries[$0].key._isEqual(to: key) }, home, tag)
     }
 
     /// The value of `key`, if it is in the table.
@@ -297,129 +354,114 @@ final class ObjectIDTableStorage<Value> {
     /// The key and value are taken over (`consuming`), so that storing them moves rather than copies them: a copy
     /// and the release of what it was copied from are two atomic operations per entry.
     func insert(_ key: consuming NSManagedObjectID, _ value: consuming Value) {
-        let (found, empty, home, tag) = find(key)
+        let (found, home, tag) = find(key)
         if let found {
             entries[found].value = value
             return
         }
-        occupy(empty, home: home, tag: tag)
-        (entries + empty).initialize(to: (key, value))
+        let (free, passed) = emptyBucket(home: home)
+        passOver(home: home, probes: passed)
+        tags[free] = tag
+        (entries + free).initialize(to: (key, value))
         count += 1
     }
 
-    /// Removes `key`, moving later entries of its run back so that every entry stays reachable from its home bucket
-    /// (each entry's distance from home says whether it may move, without looking at its key).
+    /// Removes `key`, if the table holds it.
     func remove(_ key: NSManagedObjectID) {
-        guard let bucket = find(key).found else { return }
-        remove(at: bucket)
+        let found = find(key)
+        guard let bucket = found.found else { return }
+        remove(at: bucket, home: found.home)
     }
 
-    /// Removes the entry in `bucket`, which must hold one (see `remove(_:)`).
-    func remove(at bucket: Int) {
-        var hole = bucket
-        tags[hole] = 0
-        (entries + hole).deinitialize(count: 1)
+    /// Removes the entry in `bucket`, whose key's home is `home`: the bucket is emptied, and the groups the key was
+    /// put past count one key fewer.
+    func remove(at bucket: Int, home: Int) {
+        tags[bucket] = 0
+        (entries + bucket).deinitialize(count: 1)
         count -= 1
-        var bucket = (hole + 1) & mask
-        while tags[bucket] != 0 {
-            let distance = distance(bucket)
-            let gap = (bucket - hole) & mask
-            // An entry may move back into the hole if its home is at or before the hole.
-            if distance >= gap {
-                tags[hole] = tags[bucket]
-                distances[hole] = UInt8(Swift.min(distance - gap, 255))
-                (entries + hole).moveInitialize(from: entries + bucket, count: 1)
-                tags[bucket] = 0
-                hole = bucket
-            }
-            bucket = (bucket + 1) & mask
+        let target = bucket & ~7
+        var sequence = ProbeSequence(home: home, mask: mask)
+        // (The key's group is in its probe sequence, within as many probes as there are groups.)
+        while sequence.start != target, sequence.probes <= groupMask {
+            let group = sequence.start &>> 3
+            if passedOver[group] < 255 { passedOver[group] -= 1 }
+            sequence.next()
         }
     }
 }
 
-/// An object to be taken out of a registry (`ObjectIDDictionary.removeObjects(_:)`): its ID's hash and its address,
-/// which tells its entry from another object's under the same ID.
-package struct RegisteredObjectEntry {
-    let hash: Int
-    let address: UnsafeMutableRawPointer
+/// The groups a key's probe sequence visits, by their first buckets: its home group, then the 1st, 3rd, 6th… group
+/// after it (each step one group longer than the last, which visits every group of a table of 2ⁿ groups).
+private struct ProbeSequence {
+    private(set) var start: Int
+    /// How many groups the sequence has passed.
+    private(set) var probes = 0
+    private let mask: Int
 
     @inline(__always)
-    init(_ object: NSManagedObject) {
-        hash = ObjectIDDictionary<Unmanaged<NSManagedObject>>.hash(of: object._objectID)
-        address = Unmanaged.passUnretained(object).toOpaque()
+    init(home: Int, mask: Int) {
+        start = home & ~7
+        self.mask = mask
+    }
+
+    @inline(__always)
+    mutating func next() {
+        probes &+= 1
+        start = (start &+ probes &<< 3) & mask
+    }
+}
+
+/// Reading a group's eight tags as one word.
+private enum GroupBits {
+    static let lowBits: UInt64 = 0x0101_0101_0101_0101
+    static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// The high bit of each byte of `word` that is zero, and no other bit (no carries from byte to byte).
+    @inline(__always)
+    static func zeroBytes(_ word: UInt64) -> UInt64 {
+        let low = ~highBits
+        return ~(((word & low) &+ low) | word | low)
+    }
+
+    /// The byte of the lowest set bit.
+    @inline(__always)
+    static func firstByte(_ bits: UInt64) -> Int {
+        bits.trailingZeroBitCount &>> 3
     }
 }
 
 extension ObjectIDDictionary where Value == Unmanaged<NSManagedObject> {
-    /// Removes the entry of each of `objects`, if it is still that object's (the objects' IDs are alive).
-    ///
-    /// A few are removed one by one. Many — a save's deleted objects, all leaving the context — are found in the
-    /// order of the table's buckets, so that finding them walks the table once rather than probing it at random (a
-    /// cache miss or more each in a table larger than the processor's caches), and the entries left are then moved
-    /// to a new table in one pass: removing them one by one would move the later entries of a run back once for every
-    /// entry removed before them.
-    package mutating func removeObjects(_ objects: [RegisteredObjectEntry]) {
-        // (No binding of `storage` here: it would defeat the uniqueness check.)
-        guard !objects.isEmpty, !isEmpty else { return }
-        makeUnique(adding: 0)
-        if objects.count < 64 || objects.count * 8 < count {
-            let table = storage.unsafelyUnwrapped
-            for object in objects {
-                if let bucket = table.bucket(of: object) { table.remove(at: bucket) }
-            }
-            return
+    /// Removes `object`'s entry if the object registered under its ID is this one (another may be, when this one was
+    /// replaced), and says whether it did. The entry is told by the object's address, so that no key is compared.
+    package mutating func removeObject(_ object: NSManagedObject) -> Bool {
+        guard !isEmpty else { return false }
+        // The ID borrowed: the object, alive for the call, holds it.
+        let hash = Self.hash(of: object._objectID)
+        let address = Unmanaged.passUnretained(object).toOpaque()
+        // (No binding of `storage` may outlive the uniqueness check: it would defeat it; see `removeValue`.)
+        if !isKnownUniquelyReferenced(&storage) {
+            guard storage?.bucket(ofHash: hash, address: address) != nil else { return false }
+            makeUnique(adding: 0)
         }
-        storage = storage.unsafelyUnwrapped.removingObjects(objects)
+        // The table borrowed, not retained and released around the removal: this value holds it, and nothing in the
+        // removal changes `storage`.
+        return Unmanaged.passUnretained(storage.unsafelyUnwrapped)._withUnsafeGuaranteedRef { table in
+            guard let (bucket, home) = table.bucket(ofHash: hash, address: address) else { return false }
+            table.remove(at: bucket, home: home)
+            return true
+        }
     }
 }
 
 extension ObjectIDTableStorage where Value == Unmanaged<NSManagedObject> {
-    /// The bucket of `object`'s entry, if it is in the table.
+    /// The bucket of the entry whose key has this hash and whose value is the object at `address`, if there is one,
+    /// and the key's home.
     @inline(__always)
-    fileprivate func bucket(of object: RegisteredObjectEntry) -> Int? {
-        let (home, tag) = place(ofHash: object.hash)
-        var bucket = home
-        while true {
-            let current = tags[bucket]
-            if current == 0 { return nil }
-            if current == tag, entries[bucket].value.toOpaque() == object.address { return bucket }
-            bucket = (bucket + 1) & mask
+    fileprivate func bucket(ofHash hash: Int, address: UnsafeMutableRawPointer) -> (bucket: Int, home: Int)? {
+        let (home, tag) = place(ofHash: hash)
+        guard let bucket = lookUp(home: home, tag: tag, matches: { entries[$0].value.toOpaque() == address }) else {
+            return nil
         }
-    }
-
-    /// A table of the entries not of `objects`; this table, which nothing else may be using, is left empty. See
-    /// `ObjectIDDictionary.removeObjects(_:)`.
-    fileprivate func removingObjects(_ objects: [RegisteredObjectEntry]) -> ObjectIDTableStorage {
-        // The objects in the order of their home buckets, by a counting sort on groups of 64 buckets (a kilobyte of
-        // entries: within a group the order does not matter to the caches).
-        let groupShift = 6
-        let groups = Swift.max(1, bucketCount >> groupShift)
-        var starts = [Int](repeating: 0, count: groups + 1)
-        for object in objects { starts[(place(ofHash: object.hash).home >> groupShift) + 1] += 1 }
-        for group in 0..<groups { starts[group + 1] += starts[group] }
-        var order = [Int32](repeating: 0, count: objects.count)
-        for index in objects.indices {
-            let group = place(ofHash: objects[index].hash).home >> groupShift
-            order[starts[group]] = Int32(truncatingIfNeeded: index)
-            starts[group] += 1
-        }
-        // Each entry removed is emptied and marked with a tag no key has (so that its run stays whole for the
-        // lookups that follow), then the entries left move to a new table. Only the key needs destroying: the value
-        // is an unretained reference.
-        let removedTag: UInt8 = 0x01
-        for index in order {
-            guard let bucket = bucket(of: objects[Int(index)]) else { continue }
-            UnsafeMutableRawPointer(entries + bucket).assumingMemoryBound(to: NSManagedObjectID.self)
-                .deinitialize(count: 1)
-            tags[bucket] = removedTag
-            count -= 1
-        }
-        let table = ObjectIDTableStorage(minimumCapacity: count)
-        for bucket in 0..<bucketCount where tags[bucket] != 0 {
-            if tags[bucket] != removedTag { table.insertMoving(from: self, bucket: bucket) }
-            tags[bucket] = 0
-        }
-        count = 0
-        return table
+        return (bucket, home)
     }
 }
