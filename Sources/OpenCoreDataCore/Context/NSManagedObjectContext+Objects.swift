@@ -52,11 +52,6 @@ extension NSManagedObjectContext {
         if !_retained.isEmpty { _retained[ObjectIdentifier(object)] = nil }
     }
 
-    /// `_unregister(_:)` for many objects (a save's deleted ones), without retaining each.
-    func _unregister(_ objects: [NSManagedObject]) {
-        objects._forEachUnretained { _unregister($0) }
-    }
-
     /// Removes `object`'s entry from the registry if it is the object registered under its ID (another may be, when
     /// this one was replaced), in one probe of the table.
     @inline(__always)

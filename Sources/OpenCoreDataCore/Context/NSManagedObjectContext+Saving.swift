@@ -449,9 +449,9 @@ extension NSManagedObjectContext {
         deleted._forEachUnretained { object in
             object._flags.remove(.deleted)
             object._flags.insert(.deletedAndSaved)
+            _unregister(object)
             savedDeleted.add(object)
         }
-        _unregister(deleted)
         _inserted.removeAll()
         _updated.removeAll()
         _deleted.removeAll()

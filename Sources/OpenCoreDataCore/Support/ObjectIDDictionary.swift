@@ -12,12 +12,12 @@
 ///   only where they match, and nothing moves when an entry is removed (see `ObjectIDTableStorage`);
 /// - a `Dictionary` scatters its keys, so the objects of consecutive rows, made one after another and mostly used
 ///   and released together, touch a different part of a table larger than the processor's caches each (a cache
-///   miss each); this table puts the IDs of eight consecutive rows of an entity in one group of buckets, where they
-///   share two cache lines (see `hash(of:)`).
+///   miss each); this table puts the IDs of eight consecutive rows of an entity in one group of buckets, side by
+///   side (see `hash(of:)`).
 package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequence {
     package typealias Key = NSManagedObjectID
 
-    fileprivate var storage: ObjectIDTableStorage<Value>?
+    private var storage: ObjectIDTableStorage<Value>?
 
     package init() {
         storage = nil
@@ -156,7 +156,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
     }
 
     /// Makes the storage this value's own, with room for `adding` more entries.
-    fileprivate mutating func makeUnique(adding: Int) {
+    private mutating func makeUnique(adding: Int) {
         let needed = count + adding
         let unique = isKnownUniquelyReferenced(&storage)
         if unique, needed <= (storage?.capacity ?? 0) { return }
@@ -266,7 +266,7 @@ final class ObjectIDTableStorage<Value> {
 
     /// Moves the entry in `source`'s `bucket` into this table; the caller clears `source`'s tag for it.
     @inline(__always)
-    fileprivate func insertMoving(from source: ObjectIDTableStorage, bucket: Int) {
+    private func insertMoving(from source: ObjectIDTableStorage, bucket: Int) {
         let target = occupyBucket(forKeyIn: source, bucket: bucket)
         (entries + target).moveInitialize(from: source.entries + bucket, count: 1)
         count += 1
@@ -435,7 +435,6 @@ extension ObjectIDDictionary where Value == Unmanaged<NSManagedObject> {
     /// replaced), and says whether it did. The entry is told by the object's address, so that no key is compared.
     package mutating func removeObject(_ object: NSManagedObject) -> Bool {
         guard !isEmpty else { return false }
-        // The ID borrowed: the object, alive for the call, holds it.
         let hash = Self.hash(of: object._objectID)
         let address = Unmanaged.passUnretained(object).toOpaque()
         // (No binding of `storage` may outlive the uniqueness check: it would defeat it; see `removeValue`.)
