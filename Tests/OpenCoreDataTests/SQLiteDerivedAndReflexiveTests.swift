@@ -89,4 +89,48 @@ import Testing
             #expect(second == ["book 0"])
         }
     }
+
+    /// A join table written elsewhere, without the primary key that makes each pair appear once, may repeat a pair:
+    /// the relationship still holds each destination once, so that removing one removes it.
+    @Test func aJoinTableThatRepeatsAPairGivesEachDestinationOnce() throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        do {
+            let coordinator = try SQLiteStack.coordinator(Self.model(), at: url)
+            let context = SQLiteStack.context(coordinator)
+            try context.performAndWait {
+                let books = (0..<3).map { index -> NSManagedObject in
+                    let book = NSEntityDescription.insertNewObject(forEntityName: "Book", into: context)
+                    book.setValue("book \(index)", forKey: "title")
+                    return book
+                }
+                books[0].setValue(Set([books[1], books[2]]), forKey: "related")
+                try context.save()
+            }
+            try SQLiteStack.close(coordinator)
+        }
+        let pairs = try RawSQLite.query(url, "SELECT COUNT(*) FROM Z_1RELATED")
+        try RawSQLite.execute(
+            url,
+            """
+            CREATE TABLE PAIRS AS SELECT * FROM Z_1RELATED; DROP TABLE Z_1RELATED;
+            CREATE TABLE Z_1RELATED (Z_1RELATED INTEGER, Z_1RELATED1 INTEGER);
+            INSERT INTO Z_1RELATED SELECT * FROM PAIRS; INSERT INTO Z_1RELATED SELECT * FROM PAIRS; DROP TABLE PAIRS;
+            """)
+        let repeated = try RawSQLite.query(url, "SELECT COUNT(*) FROM Z_1RELATED")
+        #expect(pairs.first?.first?.integer.map { [[.integer($0 * 2)]] } == repeated)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.model(), at: url))
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Book")
+            request.predicate = NSPredicate(format: "title == %@", "book 0")
+            let book = try #require(try context.fetch(request).first)
+            let related = book.mutableSetValue(forKey: "related")
+            #expect(related.count == 2)
+            let first = try #require(related.allObjects.compactMap { $0 as? NSManagedObject }.first)
+            related.remove(first)
+            let remaining = book.value(forKey: "related") as? Set<NSManagedObject> ?? []
+            #expect(remaining.count == 1)
+            #expect(!remaining.contains(first))
+        }
+    }
 }

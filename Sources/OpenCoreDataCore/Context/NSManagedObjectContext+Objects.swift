@@ -298,14 +298,18 @@ extension NSManagedObjectContext {
     /// The destinations of a to-many relationship of a stored object, as registered objects: the registered
     /// object where there is one, else a new one holding its values if the store had them at hand (and reporting
     /// itself a fault until touched, as fetched objects do).
-    func _destinationObjects(of object: NSManagedObject, slot: Int) throws -> [NSManagedObject] {
+    func _destinationContents(of object: NSManagedObject, slot: Int) throws -> RelationshipContents {
         guard let relationship = object._layout.slots[slot].property as? NSRelationshipDescription,
             !object._objectID.isTemporaryID, let parent = _parentStore
-        else { return [] }
+        else { return RelationshipContents() }
         let rows = try parent._destinationRows(of: relationship, from: object._objectID, for: self)
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
         var lastClass = LastObjectClass()
+        // Whether every destination was made here: an object made for a row is registered at once, so a row that
+        // named it again would have found it registered. Only then can an object be in the list twice (a join table
+        // from elsewhere, without its primary key, may repeat a pair).
+        var allMadeHere = true
         // The rows are read in place: a copy of each would retain and release its ID and values.
         rows.withUnsafeBufferPointer { rows in
             guard let first = rows.baseAddress else { return }
@@ -313,7 +317,10 @@ extension NSManagedObjectContext {
                 // The ID borrowed, not retained around each call (see `_register(_:for:)`).
                 let destination = Unmanaged.passUnretained(row.pointee.objectID)._withUnsafeGuaranteedRef {
                     objectID -> NSManagedObject in
-                    if let registered = _registry[objectID] { return registered.takeUnretainedValue() }
+                    if let registered = _registry[objectID] {
+                        allMadeHere = false
+                        return registered.takeUnretainedValue()
+                    }
                     let destination = _materialize(
                         objectID, row: row.pointee.values.isEmpty ? nil : row,
                         objectClass: lastClass.of(objectID._entity))
@@ -323,7 +330,7 @@ extension NSManagedObjectContext {
                 objects.append(destination)
             }
         }
-        return objects
+        return allMadeHere ? RelationshipContents(distinct: objects) : RelationshipContents(objects)
     }
 
     /// The destinations of a to-many relationship as last saved.

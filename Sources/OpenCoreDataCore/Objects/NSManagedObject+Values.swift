@@ -76,12 +76,11 @@ extension NSManagedObject {
             _values[slot] = .toMany(empty)
             return empty
         }
-        guard let destinations = try? context._destinationObjects(of: self, slot: slot) else {
+        guard let contents = try? context._destinationContents(of: self, slot: slot) else {
             // The store failed to answer (a relationship fault cannot throw): the relationship reads as empty, and
             // is not cached as such, so that the next access asks the store again.
             return RelationshipContents()
         }
-        let contents = RelationshipContents(destinations)
         _values[slot] = .toMany(contents)
         return contents
     }

@@ -59,29 +59,62 @@ package final class AnyBox: @unchecked Sendable {
 
 /// The contents of a loaded to-many relationship: its objects in order (insertion order for unordered
 /// relationships, the relationship's order for ordered ones) with a set for membership.
+///
+/// The set is made at the first question about membership, not with the contents: most relationships loaded from a
+/// store are only read (iterated, counted, turned into a `Set` by their accessor), and a set per fault was a hash, an
+/// allocation and a free for each relationship walked.
 package final class RelationshipContents {
     private(set) var objects: [NSManagedObject]
-    private var members: Set<ObjectKey>
+    /// The objects' identities; `nil` until a membership question needs it.
+    private var members: Set<ObjectKey>?
 
+    /// Contents of `objects`, without repeats (the first of each is kept). The array is kept as given when it has
+    /// none, as every store's answer has: taking its elements one by one into a new array retained each again.
     init(_ objects: [NSManagedObject] = []) {
-        var unique: [NSManagedObject] = []
-        var members = Set<ObjectKey>(minimumCapacity: objects.count)
-        unique.reserveCapacity(objects.count)
-        for object in objects where members.insert(ObjectKey(ObjectIdentifier(object))).inserted {
-            unique.append(object)
+        guard objects.count > 1 else {
+            self.objects = objects
+            return
         }
-        self.objects = unique
+        var members = Set<ObjectKey>(minimumCapacity: objects.count)
+        var repeated = false
+        for object in objects where !members.insert(ObjectKey(ObjectIdentifier(object))).inserted {
+            repeated = true
+        }
+        if repeated {
+            var seen = Set<ObjectKey>(minimumCapacity: members.count)
+            self.objects = objects.filter { seen.insert(ObjectKey(ObjectIdentifier($0))).inserted }
+        } else {
+            self.objects = objects
+        }
         self.members = members
+    }
+
+    /// Contents of `objects`, which the caller knows to hold no object twice (objects just made for a store's rows,
+    /// one per key): nothing is hashed until membership is asked.
+    init(distinct objects: [NSManagedObject]) {
+        self.objects = objects
     }
 
     var count: Int { objects.count }
 
-    func contains(_ object: NSManagedObject) -> Bool { members.contains(ObjectKey(ObjectIdentifier(object))) }
+    /// The membership set, made from the objects on first use.
+    private func withMembers<Result>(_ body: (inout Set<ObjectKey>) -> Result) -> Result {
+        if members == nil {
+            var made = Set<ObjectKey>(minimumCapacity: objects.count)
+            for object in objects { made.insert(ObjectKey(ObjectIdentifier(object))) }
+            members = made
+        }
+        return body(&members!)
+    }
+
+    func contains(_ object: NSManagedObject) -> Bool {
+        withMembers { $0.contains(ObjectKey(ObjectIdentifier(object))) }
+    }
 
     /// Adds `object` at the end (or at `index`); false if it was already there.
     @discardableResult
     func insert(_ object: NSManagedObject, at index: Int? = nil) -> Bool {
-        guard members.insert(ObjectKey(ObjectIdentifier(object))).inserted else { return false }
+        guard withMembers({ $0.insert(ObjectKey(ObjectIdentifier(object))).inserted }) else { return false }
         if let index, index <= objects.count {
             objects.insert(object, at: index)
         } else {
@@ -93,7 +126,7 @@ package final class RelationshipContents {
     /// Removes `object`; false if it was not there.
     @discardableResult
     func remove(_ object: NSManagedObject) -> Bool {
-        guard members.remove(ObjectKey(ObjectIdentifier(object))) != nil else { return false }
+        guard withMembers({ $0.remove(ObjectKey(ObjectIdentifier(object))) != nil }) else { return false }
         if let index = objects.firstIndex(where: { $0 === object }) {
             objects.remove(at: index)
         }
