@@ -133,7 +133,7 @@ package final class RelationshipContents {
         return true
     }
 
-    func copy() -> RelationshipContents { RelationshipContents(objects) }
+    func copy() -> RelationshipContents { RelationshipContents(distinct: objects) }
 }
 
 extension StoredValue {
