@@ -316,6 +316,76 @@ import Testing
         }
     }
 
+    /// The did-save notification lists every object updated since the last save, whatever events announced them:
+    /// updates announced by an earlier event and joined by others, announced and then deleted, announced and changed
+    /// again, or some of them deleted and as many others changed.
+    @Test func theDidSaveNotificationListsTheUpdatesOfEveryEventSinceTheLastSave() throws {
+        let context = CompanyModel.context()
+        final class Box: @unchecked Sendable {
+            var updated: Set<NSManagedObject> = []
+            var deleted: Set<NSManagedObject> = []
+            var updatedIDs: Set<NSManagedObjectID> = []
+        }
+        let box = Box()
+        let center = NotificationCenter.default
+        let objectsToken = center.addObserver(
+            forName: NSManagedObjectContext.didSaveObjectsNotification, object: context, queue: nil
+        ) { note in
+            box.updated = note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []
+            box.deleted = note.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject> ?? []
+        }
+        let idsToken = center.addObserver(
+            forName: NSManagedObjectContext.didSaveObjectIDsNotification, object: context, queue: nil
+        ) { note in
+            let key = NSManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue
+            box.updatedIDs = note.userInfo?[key] as? Set<NSManagedObjectID> ?? []
+        }
+        defer {
+            center.removeObserver(objectsToken)
+            center.removeObserver(idsToken)
+        }
+        try context.performAndWait {
+            let acme = try Self.seed(context, employees: [])
+            let globex = try Self.seed(context, company: "Globex", employees: [])
+            let initech = try Self.seed(context, company: "Initech", employees: [])
+            let hooli = try Self.seed(context, company: "Hooli", employees: [])
+
+            acme.name = "Acme 2"
+            globex.name = "Globex 2"
+            context.processPendingChanges()
+            initech.name = "Initech 2"
+            try context.save()
+            #expect(box.updated == [acme, globex, initech])
+            #expect(box.updatedIDs == [acme.objectID, globex.objectID, initech.objectID])
+
+            acme.name = "Acme 3"
+            globex.name = "Globex 3"
+            context.processPendingChanges()
+            context.delete(globex)
+            try context.save()
+            #expect(box.updated == [acme])
+            #expect(box.deleted == [globex])
+
+            acme.name = "Acme 4"
+            initech.name = "Initech 4"
+            context.processPendingChanges()
+            acme.name = "Acme 5"
+            try context.save()
+            #expect(box.updated == [acme, initech])
+
+            // As many updated objects as announced, but not the same ones.
+            acme.name = "Acme 6"
+            initech.name = "Initech 6"
+            context.processPendingChanges()
+            context.delete(initech)
+            hooli.name = "Hooli 6"
+            try context.save()
+            #expect(box.updated == [acme, hooli])
+            #expect(box.updatedIDs == [acme.objectID, hooli.objectID])
+            #expect(box.deleted == [initech])
+        }
+    }
+
     @Test func mergeChangesFromAnotherContextsSave() throws {
         let container = CompanyModel.container()
         let writer = container.newBackgroundContext()

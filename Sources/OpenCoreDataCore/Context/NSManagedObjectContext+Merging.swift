@@ -122,6 +122,7 @@ extension NSManagedObjectContext {
         if !removed.isEmpty {
             _announcedInsertions = nil
             _announcedDeletions = nil
+            _announcedUpdates = nil
         }
         for object in removed {
             _inserted.remove(object)

@@ -32,6 +32,7 @@ extension NSManagedObjectContext {
         var (inserted, updated, deleted, refreshed) = _endEvent()
         _announcedInsertions = inserted.announcement(of: _inserted, replacing: _announcedInsertions)
         _announcedDeletions = deleted.announcement(of: _deleted, replacing: _announcedDeletions)
+        _announcedUpdates = updated.announcement(of: _updated, replacing: _announcedUpdates)
         if let undoManager = _undoManager, undoManager.groupsByEvent, undoManager.groupingLevel > 0 {
             undoManager.endUndoGrouping()
         }
@@ -390,10 +391,14 @@ extension NSManagedObjectContext {
         // taken back since (so that they are the ones saved): their sets are taken as they are.
         let announcedInsertions = _announcedInsertions?.objects(ifStillAllOf: _inserted, count: inserted.count)
         let announcedDeletions = _announcedDeletions?.objects(ifStillAllOf: _deleted, count: deleted.count)
+        // The updated objects saved are those of `_updated` with changes: all of them, if as many.
+        let announcedUpdates = _announcedUpdates?.objects(ifStillAllOf: _updated, count: updated.count)
         _announcedInsertions = nil
         _announcedDeletions = nil
+        _announcedUpdates = nil
         var (savedInserted, savedUpdated, savedDeleted) = (
-            SavedObjects(capacity: inserted.count, objects: announcedInsertions), SavedObjects(capacity: updated.count),
+            SavedObjects(capacity: inserted.count, objects: announcedInsertions),
+            SavedObjects(capacity: updated.count, objects: announcedUpdates),
             SavedObjects(capacity: deleted.count, objects: announcedDeletions)
         )
         // The values the store wrote become the objects' committed ones: taken from the saved changes (which list the
@@ -564,6 +569,7 @@ extension NSManagedObjectContext {
         _pendingDeletes = []
         _announcedInsertions = nil
         _announcedDeletions = nil
+        _announcedUpdates = nil
         _ = _endEvent(reporting: false)
         _hasEventChanges = false
     }
@@ -588,6 +594,7 @@ extension NSManagedObjectContext {
             }
             if reporting, flags.contains(.eventUpdated), !flags.contains(.deleted), object._context === self {
                 updated.add(object, remaining: remaining)
+                if !_updated.contains(object) { updated.allStillListed = false }
             }
             if reporting, flags.contains(.eventDeleted) {
                 deleted.add(object, remaining: remaining)
@@ -604,8 +611,8 @@ extension NSManagedObjectContext {
     /// event's objects not yet sorted: most events change objects in one way, whose set then never grows.
     struct EventObjects {
         private(set) var objects: Set<NSManagedObject> = []
-        /// Whether every object added is among the context's inserted objects, or deleted ones, as the kind is
-        /// (asked only of the insertions and deletions).
+        /// Whether every object added is among the context's inserted, updated or deleted objects, as the kind is
+        /// (not asked of the refreshed ones).
         var allStillListed = true
 
         var isEmpty: Bool { objects.isEmpty }
@@ -622,9 +629,9 @@ extension NSManagedObjectContext {
             return objects
         }
 
-        /// What the context keeps of these insertions or deletions for the next save (see `_announcedInsertions`):
-        /// their set if it holds every object `list` holds, else `previous` if `list` has not changed since it was
-        /// kept, else nothing.
+        /// What the context keeps of these insertions, updates or deletions for the next save (see
+        /// `_announcedInsertions`): their set if it holds every object `list` holds, else `previous` if `list` has not
+        /// changed since it was kept, else nothing.
         func announcement(of list: ChangedObjects, replacing previous: AnnouncedObjects?) -> AnnouncedObjects? {
             if !isEmpty, allStillListed, count == list.count {
                 return AnnouncedObjects(objects: objects, mutations: list.mutations)

@@ -76,6 +76,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var _announcedInsertions: AnnouncedObjects?
     /// The same for the deleted objects (`_deleted`): a cascade's deletions are announced when the save begins.
     @exclusivity(unchecked) var _announcedDeletions: AnnouncedObjects?
+    /// The same for the updated objects (`_updated`): changes made in one event are announced when the save begins.
+    @exclusivity(unchecked) var _announcedUpdates: AnnouncedObjects?
     @exclusivity(unchecked) var _hasEventChanges = false
     @exclusivity(unchecked) var _isSaving = false
     /// The context evaluates a fetch's predicate and sort order in memory (for a store that handed out candidates):
