@@ -54,23 +54,26 @@ import Testing
         }
     }
 
+    /// Saves three books at `url`, the first related to the other two, and closes the store.
+    static func saveRelatedBooks(at url: URL) throws {
+        let coordinator = try SQLiteStack.coordinator(model(), at: url)
+        let context = SQLiteStack.context(coordinator)
+        try context.performAndWait {
+            let books = (0..<3).map { index -> NSManagedObject in
+                let book = NSEntityDescription.insertNewObject(forEntityName: "Book", into: context)
+                book.setValue("book \(index)", forKey: "title")
+                return book
+            }
+            books[0].setValue(Set([books[1], books[2]]), forKey: "related")
+            try context.save()
+        }
+        try SQLiteStack.close(coordinator)
+    }
+
     @Test func aReflexiveManyToManyRelationshipIsStoredInOneJoinTable() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
-        do {
-            let coordinator = try SQLiteStack.coordinator(Self.model(), at: url)
-            let context = SQLiteStack.context(coordinator)
-            try context.performAndWait {
-                let books = (0..<3).map { index -> NSManagedObject in
-                    let book = NSEntityDescription.insertNewObject(forEntityName: "Book", into: context)
-                    book.setValue("book \(index)", forKey: "title")
-                    return book
-                }
-                books[0].setValue(Set([books[1], books[2]]), forKey: "related")
-                try context.save()
-            }
-            try SQLiteStack.close(coordinator)
-        }
+        try Self.saveRelatedBooks(at: url)
         let columns = try RawSQLite.query(url, "PRAGMA table_info(Z_1RELATED)").compactMap { $0[1].text }
         #expect(columns == ["Z_1RELATED", "Z_1RELATED1"])
         let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.model(), at: url))
@@ -95,20 +98,7 @@ import Testing
     @Test func aJoinTableThatRepeatsAPairGivesEachDestinationOnce() throws {
         let directory = SQLiteTestDirectory()
         let url = directory.store()
-        do {
-            let coordinator = try SQLiteStack.coordinator(Self.model(), at: url)
-            let context = SQLiteStack.context(coordinator)
-            try context.performAndWait {
-                let books = (0..<3).map { index -> NSManagedObject in
-                    let book = NSEntityDescription.insertNewObject(forEntityName: "Book", into: context)
-                    book.setValue("book \(index)", forKey: "title")
-                    return book
-                }
-                books[0].setValue(Set([books[1], books[2]]), forKey: "related")
-                try context.save()
-            }
-            try SQLiteStack.close(coordinator)
-        }
+        try Self.saveRelatedBooks(at: url)
         let pairs = try RawSQLite.query(url, "SELECT COUNT(*) FROM Z_1RELATED")
         try RawSQLite.execute(
             url,
