@@ -366,13 +366,6 @@ final class ObjectIDTableStorage<Value> {
         count += 1
     }
 
-    /// Removes `key`, if the table holds it.
-    func remove(_ key: NSManagedObjectID) {
-        let found = find(key)
-        guard let bucket = found.found else { return }
-        remove(at: bucket, home: found.home)
-    }
-
     /// Removes the entry in `bucket`, whose key's home is `home`: the bucket is emptied, and the groups the key was
     /// put past count one key fewer.
     func remove(at bucket: Int, home: Int) {
