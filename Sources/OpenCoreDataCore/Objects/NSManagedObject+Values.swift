@@ -31,6 +31,9 @@ extension NSManagedObject {
         if _flags.contains(.fault) { _fireFault() }
     }
 
+    /// Kept out of line, so that every read that checks for a fault stays small (and needs no stack frame of its
+    /// own for the loading it does not do).
+    @inline(never)
     func _fireFault() {
         if _contextReference != nil {
             _withContext { $0._fulfillFault(of: self) }
@@ -50,7 +53,16 @@ extension NSManagedObject {
         if _withContext({ !$0._partialObjects.isEmpty }) == true {
             _withContext { $0._completePartialFault(self, for: slot) }
         }
-        switch _values[slot] {
+        let value = _values[slot]
+        if value.isUnresolved { return _resolve(value, at: slot) }
+        return value
+    }
+
+    /// `_resolvedValue(at:)` for the values it does not return as they are: a to-one destination known by its ID, a
+    /// to-many fault, no value (a fetched property's slot).
+    @inline(never)
+    private func _resolve(_ value: StoredValue, at slot: Int) -> StoredValue {
+        switch value {
         case .objectID(let id):
             guard let context = _context else { return .null }
             let object = context.object(with: id)

@@ -23,6 +23,15 @@ package enum StoredValue {
     /// Anything else: decimals, transformable values, composite dictionaries, object-ID attributes.
     case boxed(AnyBox)
 
+    /// Whether a read resolves this value before returning it (see `NSManagedObject._resolvedValue(at:)`): a
+    /// to-one destination known by its ID, a to-many fault, or no value (which may be a fetched property's).
+    var isUnresolved: Bool {
+        switch self {
+        case .objectID, .toManyFault, .null: return true
+        default: return false
+        }
+    }
+
     var isNull: Bool {
         if case .null = self { return true }
         return false

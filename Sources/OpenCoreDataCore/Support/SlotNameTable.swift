@@ -64,6 +64,7 @@ final class SlotNameTable: Sendable {
     }
 
     /// The position of `name` among the names the table was made with.
+    @inline(__always)
     subscript(name: String) -> Int? {
         if let (low, high) = stringRepresentation(name) {
             var slot = stringRepresentationHash(low, high) & mask
@@ -74,6 +75,12 @@ final class SlotNameTable: Sendable {
                 slot = (slot + 1) & mask
             }
         }
+        return position(hashing: name)
+    }
+
+    /// The position of `name`, found by its text: for names not found by their representation.
+    @inline(never)
+    private func position(hashing name: String) -> Int? {
         var bucket = Self.hash(name) & mask
         while true {
             let index = buckets[bucket]
