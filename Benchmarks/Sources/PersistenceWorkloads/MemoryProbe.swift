@@ -26,6 +26,14 @@ public struct MemorySnapshot: Sendable {
         }
         return MemorySnapshot(heapBytes: heap, residentBytes: resident, peakResidentBytes: peak)
     }
+
+    /// Sets the peak resident size (`VmHWM`) back to the resident size now (Linux: `clear_refs`), so that a peak
+    /// measured afterwards is that of what runs afterwards.
+    public static func resetPeakResidentSize() {
+        guard let file = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
+        try? file.write(contentsOf: Data("5".utf8))
+        try? file.close()
+    }
 }
 
 /// The memory row: what holding every item costs, per item, beyond its attribute data.

@@ -12,6 +12,8 @@ import PersistenceWorkloads
 //                                                                    against raw SQLite opening it and reading one
 //   WorkloadRunner filter [kind] [iterations]                        a fetch with BEGINSWITH, IN 1,000, ANY, SUBQUERY
 //                                                                    against raw SQL filtering the same way
+//   WorkloadRunner batches <raw|ocd> [rows] [batch size]             iterate a store of 1,000,000 items (OpenCoreData:
+//                                                                    fetchBatchSize 500); the memory it took
 //   WorkloadRunner sqlite-version                                    the version of the SQLite library linked
 //
 // Under callgrind, count only the measured part with `--toggle-collect='*measuredRun*'`.
@@ -195,6 +197,25 @@ case "open":
         "open \(rows) rows: raw SQLite median \(String(format: "%.2f", median(raw) * 1_000)) ms [\(format(raw))]; "
             + "OpenCoreData median \(String(format: "%.2f", median(ocd) * 1_000)) ms [\(format(ocd))]; "
             + "difference of medians \(String(format: "%.2f", (median(ocd) - median(raw)) * 1_000)) ms")
+
+case "batches":
+    // One library per process, so that what one leaves on the heap does not count against the other.
+    guard let library = arguments.dropFirst().first, library == "raw" || library == "ocd" else {
+        fail("usage: WorkloadRunner batches <raw|ocd> [rows] [batch size]")
+    }
+    let rows = arguments.dropFirst(2).first.flatMap(Int.init) ?? 1_000_000
+    let batchSize = arguments.dropFirst(3).first.flatMap(Int.init) ?? 500
+    let template = try OpenWorkloads.Template(rows: rows)
+    let result =
+        library == "raw"
+        ? try BatchWorkloads.iterateRaw(template.url)
+        : try BatchWorkloads.iterateOpenCoreData(template.url, batchSize: batchSize)
+    let megabytes = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+    print(
+        "batches \(library) \(result.rows) rows (batch size \(batchSize)): peak heap beyond the start "
+            + "\(megabytes(result.peakHeapGrowth)), peak resident size beyond the start "
+            + "\(megabytes(result.peakResidentGrowth)), \(String(format: "%.2f", result.seconds)) s, "
+            + "serial sum \(result.serialSum)")
 
 default:
     guard let name = Libraries.name(forShortName: first), let driver = Libraries.driver(named: name) else {
