@@ -415,7 +415,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
     // MARK: Batches
 
     /// Gives the first batch of `rows` (keys only) its values, and leaves the other rows faults whose values load a
-    /// batch at a time. In place: a copy of a million rows' keys would be 24 MB more at the fetch's peak.
+    /// batch at a time. In place: a copy of a million rows' keys would be 24 MB made and freed in every such fetch.
     private func _batch(
         _ rows: inout [StoreRow], size: Int, connection: SQLiteConnection, mapping: SQLiteModelMapping
     ) throws {
