@@ -40,24 +40,28 @@ public enum BatchWorkloads {
     @inline(never)
     public static func iterateRaw(_ url: URL) throws -> Measurement {
         let connection = try SQLiteConnection(url: url)
-        let statement = try connection.prepare(
-            "SELECT ZSERIAL, ZQUANTITY, ZFLAGS, ZPRICE, ZRATIO, ZNAME, ZCATEGORY, ZPAYLOAD, ZRANK FROM ZITEM")
-        return try measure { watch in
-            var sum: Int64 = 0
-            var rows = 0
-            while try statement.step() {
-                let values = (
-                    statement.int64(0), statement.int64(1), statement.int64(2), statement.double(3),
-                    statement.double(4), statement.string(5), statement.string(6), statement.data(7),
-                    statement.optionalInt64(8)
-                )
-                sum &+= values.0
-                rows += 1
-                watch.row()
+        // The statement is finalized (at the end of the closure) before the connection closes.
+        let measurement = try {
+            let statement = try connection.prepare(
+                "SELECT ZSERIAL, ZQUANTITY, ZFLAGS, ZPRICE, ZRATIO, ZNAME, ZCATEGORY, ZPAYLOAD, ZRANK FROM ZITEM")
+            return try measure { watch in
+                var sum: Int64 = 0
+                var rows = 0
+                while try statement.step() {
+                    let values = (
+                        statement.int64(0), statement.int64(1), statement.int64(2), statement.double(3),
+                        statement.double(4), statement.string(5), statement.string(6), statement.data(7),
+                        statement.optionalInt64(8)
+                    )
+                    sum &+= values.0
+                    rows += 1
+                    watch.row()
+                }
+                return (rows, sum)
             }
-            statement.reset()
-            return (rows, sum)
-        }
+        }()
+        try connection.close()
+        return measurement
     }
 
     /// Fetches every item with `fetchBatchSize` set and reads each one's attributes in order, as an app iterating a
@@ -93,9 +97,9 @@ public enum BatchWorkloads {
         MemorySnapshot.resetPeakResidentSize()
         let before = MemorySnapshot.now()
         var watch = HeapWatch()
-        let start = DispatchTime.now()
-        let (rows, sum) = try body(&watch)
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        var result = (rows: 0, sum: Int64(0))
+        let seconds = try FilterWorkloads.timed { result = try body(&watch) }
+        let (rows, sum) = result
         watch.sample()
         let after = MemorySnapshot.now()
         return Measurement(
