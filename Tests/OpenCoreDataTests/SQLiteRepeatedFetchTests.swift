@@ -92,6 +92,28 @@ import Testing
         #expect(try Self.numbers(context, format, [Int64(15)], ascending: false) == [19, 18, 17, 16, 15])
     }
 
+    /// A limited fetch that stops before its rows run out leaves nothing open behind it: the context's next fetch
+    /// sees what another coordinator saved to the file since.
+    @Test func aLimitedFetchLeavesTheStoreFreeForTheNextFetchToSeeNewRows() throws {
+        let directory = SQLiteTestDirectory()
+        let context = try Self.store(directory)
+        #expect(try Self.numbers(context, "int64 >= %lld", [Int64(0)], limit: 1) == [0])
+        #expect(try Self.numbers(context, "name BEGINSWITH %@", ["item"], limit: 2) == [0, 1])
+        let other = SQLiteStack.context(try SQLiteStack.coordinator(SQLiteSampleModel.make(), at: directory.store()))
+        try other.performAndWait {
+            let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: other)
+            item.setValue(Int64(20), forKey: "int64")
+            item.setValue("item 20", forKey: "name")
+            item.setValue(5.0, forKey: "double")
+            try other.save()
+        }
+        let count = try context.performAndWait {
+            try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Item"))
+        }
+        #expect(count == 21)
+        #expect(try Self.numbers(context, "int64 >= %lld", [Int64(19)]) == [19, 20])
+    }
+
     @Test func countsOfOneFormCountTheirOwnRows() throws {
         let directory = SQLiteTestDirectory()
         let context = try Self.store(directory)

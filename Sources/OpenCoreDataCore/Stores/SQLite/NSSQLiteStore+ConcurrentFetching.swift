@@ -50,7 +50,7 @@ extension NSSQLiteStore: PersistentStoreConcurrentFetching {
         let rows = try _rows(
             plan, of: entity.table, connection: connection, mapping: mapping,
             values: wantsValues || !plan.isComplete,
-            storeReference: reference)
+            storeReference: reference, limit: plan.isComplete ? request.fetchLimit : 0)
         return plan.isComplete ? .rows(rows) : .candidates(rows)
     }
 

@@ -103,8 +103,11 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 try _prefetch(request.relationshipKeyPathsForPrefetching, of: rows, mapping: mapping)
                 return .candidates(rows)
             }
+            // The SQL applies the limit, so its last row is known when it arrives: the step after it, which would
+            // only find the end, is left out.
             var rows = try _rows(
-                plan, of: entity.table, connection: connection, mapping: mapping, values: wantsValues && batchSize == 0)
+                plan, of: entity.table, connection: connection, mapping: mapping, values: wantsValues && batchSize == 0,
+                limit: request.fetchLimit)
             if wantsValues, batchSize == 0, partial == nil { _remember(rows) }
             if batchSize > 0 {
                 try _batch(&rows, size: batchSize, connection: connection, mapping: mapping)
@@ -147,10 +150,10 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
     }
 
     /// Runs `plan` over `table` and decodes its rows, with IDs that hold `storeReference` (the store's current one if
-    /// `nil`).
+    /// `nil`). A `limit` above 0 is the limit `plan`'s SQL applies: reading ends at that many rows.
     func _rows(
         _ plan: SQLiteFetchPlan, of table: SQLiteTable, connection: SQLiteConnection, mapping: SQLiteModelMapping,
-        values: Bool, storeReference: ObjectIDStoreReference? = nil
+        values: Bool, storeReference: ObjectIDStoreReference? = nil, limit: Int = 0
     ) throws -> [StoreRow] {
         let statement = try connection.statement(plan.sql)
         statement.bind(plan.arguments)
@@ -171,6 +174,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 previousKey = key
             }
             rows.append(row)
+            if rows.count == limit { break }
         }
         statement.reset()
         if !inKeyOrder { rows.sort { ($0.objectID._primaryKey ?? .min) < ($1.objectID._primaryKey ?? .min) } }
