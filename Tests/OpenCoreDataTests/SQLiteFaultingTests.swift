@@ -144,6 +144,94 @@ final class SQLiteFaultingPerson: NSManagedObject {
         }
     }
 
+    /// A batched result in an order of its own, not the rows' keys': touching any object, wherever its batch lies,
+    /// loads the whole batch in one read, and the rest of that batch reads nothing more.
+    @Test func aBatchedResultInItsOwnOrderLoadsTheBatchOfAnyObjectTouched() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 35)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+            request.fetchBatchSize = 10
+            request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: false)]
+            let volumes = try context.fetch(request)
+            #expect(volumes.count == 35)
+            #expect(recorder.read("ZFAULTVOLUME", times: 2))
+            #expect(volumes[27].value(forKey: "number") as? Int32 == 7)
+            #expect(recorder.read("ZFAULTVOLUME", times: 3))
+            #expect(
+                (20..<30).map { volumes[$0].value(forKey: "number") as? Int32 } == (5...14).reversed().map(Int32.init))
+            #expect(recorder.read("ZFAULTVOLUME", times: 3))
+            #expect(volumes[34].value(forKey: "number") as? Int32 == 0)
+            #expect(volumes[12].value(forKey: "number") as? Int32 == 22)
+            #expect(recorder.read("ZFAULTVOLUME", times: 5))
+            let rest = (10..<20).map { volumes[$0].value(forKey: "number") as? Int32 }
+            #expect(rest == (15...24).reversed().map(Int32.init))
+            #expect((30..<35).compactMap { volumes[$0].value(forKey: "title") as? String }.count == 5)
+            #expect(recorder.read("ZFAULTVOLUME", times: 5))
+        }
+    }
+
+    /// Two batched results of the same rows in one context (two fetched results controllers, say): touching the
+    /// objects of the first, fetched before the second, still loads them a batch at a time, and the second then finds
+    /// those rows loaded.
+    @Test func twoBatchedResultsOfTheSameRowsEachLoadABatchAtATime() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 40)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            func fetch(ascending: Bool) throws -> [NSManagedObject] {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+                request.fetchBatchSize = 10
+                request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: ascending)]
+                return try context.fetch(request)
+            }
+            let first = try fetch(ascending: true)
+            let second = try fetch(ascending: false)
+            #expect(recorder.read("ZFAULTVOLUME", times: 4))
+            #expect((10..<20).map { first[$0].value(forKey: "number") as? Int32 } == (10..<20).map(Int32.init))
+            #expect(recorder.read("ZFAULTVOLUME", times: 5))
+            #expect((20..<30).map { first[$0].value(forKey: "number") as? Int32 } == (20..<30).map(Int32.init))
+            #expect(recorder.read("ZFAULTVOLUME", times: 6))
+            #expect(
+                (10..<30).map { second[$0].value(forKey: "number") as? Int32 } == (10..<30).reversed().map(Int32.init))
+            #expect(recorder.read("ZFAULTVOLUME", times: 6))
+        }
+    }
+
+    /// Many batched results fetched and left untouched (a list fetched again as it changes): the latest still loads a
+    /// batch at a time, and objects that only the oldest result holds still load their values, one row each once the
+    /// store has let that result's record of batches go.
+    @Test func manyBatchedResultsLeftUntouchedStillLoadTheirValues() throws {
+        let directory = SQLiteTestDirectory()
+        let url = try Self.fill(directory, shelves: 1, volumes: 30)
+        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
+        let recorder = SQLiteReadCounter()
+        defer { recorder.stop() }
+        try context.performAndWait {
+            func fetch(from number: Int, batchSize: Int) throws -> [NSManagedObject] {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+                request.predicate = NSPredicate(format: "number >= %d", number)
+                request.fetchBatchSize = batchSize
+                request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)]
+                return try context.fetch(request)
+            }
+            let oldest = try fetch(from: 0, batchSize: 10)
+            let later = try (0..<39).map { _ in try fetch(from: 25, batchSize: 2) }
+            #expect(recorder.read("ZFAULTVOLUME", times: 80))
+            let titles = (10..<20).map { oldest[$0].value(forKey: "title") as? String }
+            #expect(titles == (10..<20).map { "volume 0-\($0)" })
+            #expect(recorder.read("ZFAULTVOLUME", times: 90))
+            let latest = try #require(later.last)
+            #expect(latest.map { $0.value(forKey: "number") as? Int32 } == (25..<30).map(Int32.init))
+            #expect(recorder.read("ZFAULTVOLUME", times: 92))
+        }
+    }
+
     /// Iterating a batched result keeps only the last batches' values: earlier unchanged objects turn back into
     /// faults (and load again if touched again); changed ones keep their changes and save.
     @Test func batchesNoLongerTouchedGiveTheirValuesBack() throws {

@@ -74,6 +74,9 @@ struct SQLiteDestinationIDCache {
 extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetching, PersistentStoreToManyRows {
     /// How many rows the caches hold before they are emptied.
     private static let cacheLimit = 100_000
+    /// How many batched fetches' records of batches still to load are kept (an app shows a few batched results at a
+    /// time; each record is searched by every fault the row cache cannot fulfil).
+    static let batchedFetchLimit = 32
 
     package func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> StoreFetchResult {
         let (connection, mapping) = try _openStore()
@@ -110,7 +113,7 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
                 limit: request.fetchLimit)
             if wantsValues, batchSize == 0, partial == nil { _remember(rows) }
             if batchSize > 0 {
-                try _batch(&rows, size: batchSize, connection: connection, mapping: mapping)
+                try _batch(&rows, of: entity.table, size: batchSize, connection: connection, mapping: mapping)
             }
             try _prefetch(request.relationshipKeyPathsForPrefetching, of: rows, mapping: mapping)
             return .rows(rows)
@@ -306,10 +309,10 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         let (connection, mapping) = try _openStore()
         guard let key = objectID._primaryKey, let entity = mapping.entity(objectID._entity) else { return nil }
         do {
-            if let batch = _batchOf[objectID], let members = _batches.removeValue(forKey: batch) {
-                for member in members { _batchOf[member] = nil }
-                let rows = _remember(try _loadRows(members, connection: connection, mapping: mapping))
-                if let found = rows.first(where: { $0.objectID == objectID }) { return found }
+            if let rows = try _loadBatch(containing: key, of: entity.table, connection: connection, mapping: mapping),
+                let found = rows.first(where: { $0.objectID == objectID })
+            {
+                return found
             }
             let statement = try connection.statement(entity.table.selectByPrimaryKeySQL)
             statement.bind(key, at: 1)
@@ -339,18 +342,25 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         }
         var rows: [StoreRow] = []
         for (_, group) in byTable {
-            // The keys travel as one bound JSON array, so that one cached statement serves every batch size.
-            let statement = try connection.statement(group.table.selectByPrimaryKeysSQL)
-            statement.bind(SQLiteTable.keyList(group.keys), at: 1)
-            var destinations = SQLiteDestinationIDCache()
-            while try statement.step() {
-                rows.append(
-                    try _decodeRow(
-                        statement, of: group.table, mapping: mapping, values: true, destinations: &destinations))
-            }
-            statement.reset()
+            try _loadRows(keys: group.keys, of: group.table, connection: connection, mapping: mapping, into: &rows)
         }
         return rows
+    }
+
+    /// Appends the rows of `table` with `keys` to `rows`, in one query.
+    func _loadRows(
+        keys: some Sequence<Int64>, of table: SQLiteTable, connection: SQLiteConnection, mapping: SQLiteModelMapping,
+        into rows: inout [StoreRow]
+    ) throws {
+        // The keys travel as one bound JSON array, so that one cached statement serves every batch size.
+        let statement = try connection.statement(table.selectByPrimaryKeysSQL)
+        statement.bind(SQLiteTable.keyList(keys), at: 1)
+        defer { statement.reset() }
+        var destinations = SQLiteDestinationIDCache()
+        while try statement.step() {
+            rows.append(
+                try _decodeRow(statement, of: table, mapping: mapping, values: true, destinations: &destinations))
+        }
     }
 
     /// Keeps `rows` (with their values) as the row cache's snapshots.
@@ -412,21 +422,25 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
     func _discardCaches() {
         _snapshots = [:]
         _toManyCache = [:]
-        _batchOf = [:]
-        _batches = [:]
+        _batchedRows = []
     }
 
     // MARK: Batches
 
-    /// Gives the first batch of `rows` (keys only) its values, and leaves the other rows faults whose values load a
-    /// batch at a time. In place: a copy of a million rows' keys would be 24 MB made and freed in every such fetch.
+    /// Gives the first batch of `rows` (keys only, of `table`) its values, and leaves the other rows faults whose
+    /// values load a batch at a time. In place: a copy of a million rows' keys would be 24 MB made and freed in every
+    /// such fetch.
     private func _batch(
-        _ rows: inout [StoreRow], size: Int, connection: SQLiteConnection, mapping: SQLiteModelMapping
+        _ rows: inout [StoreRow], of table: SQLiteTable, size: Int, connection: SQLiteConnection,
+        mapping: SQLiteModelMapping
     ) throws {
         guard !rows.isEmpty else { return }
-        if _batchOf.count >= Self.cacheLimit * 10 {
-            _batchOf = [:]
-            _batches = [:]
+        // Results given up before their batches were touched leave their records, which every fault that the row
+        // cache cannot fulfil asks: past a million rows, or when a record is one of more than `batchedFetchLimit`,
+        // the oldest go (their faults then load one by one).
+        if _batchedRows.reduce(0, { $0 + $1.count }) >= Self.cacheLimit * 10 { _batchedRows = [] }
+        if _batchedRows.count >= Self.batchedFetchLimit {
+            _batchedRows.removeFirst(_batchedRows.count - Self.batchedFetchLimit + 1)
         }
         let first = rows.prefix(size).map(\.objectID)
         let loaded = Dictionary(
@@ -435,16 +449,27 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         for index in rows.indices.prefix(size) {
             if let row = loaded[rows[index].objectID] { rows[index] = row }
         }
-        _batchOf.reserveCapacity(_batchOf.count + rows.count - min(size, rows.count))
-        var start = size
-        while start < rows.count {
-            let members = rows[start..<min(start + size, rows.count)].map(\.objectID)
-            let batch = _nextBatch
-            _nextBatch += 1
-            _batches[batch] = members
-            for member in members { _batchOf[member] = batch }
-            start += size
+        guard rows.count > size else { return }
+        let keys = rows[size...].map { $0.objectID._primaryKey ?? .min }
+        if let batched = SQLiteBatchedRows(keys: keys, table: table, batchSize: size) { _batchedRows.append(batched) }
+    }
+
+    /// The rows of the batch of a batched fetch of `table` that holds the row with `key`, loaded now and kept in the
+    /// row cache; `nil` if no such batch is still to load (the latest fetch's record is asked first).
+    func _loadBatch(
+        containing key: Int64, of table: SQLiteTable, connection: SQLiteConnection, mapping: SQLiteModelMapping
+    ) throws -> [StoreRow]? {
+        for index in _batchedRows.indices.reversed() where _batchedRows[index].table === table {
+            let batched = _batchedRows[index]
+            guard let batch = batched.pendingBatch(of: key) else { continue }
+            let keys = batched.take(batch)
+            if batched.pendingBatches == 0 { _batchedRows.remove(at: index) }
+            var rows: [StoreRow] = []
+            rows.reserveCapacity(keys.count)
+            try _loadRows(keys: keys, of: table, connection: connection, mapping: mapping, into: &rows)
+            return _remember(rows)
         }
+        return nil
     }
 
     // MARK: To-many relationships

@@ -36,10 +36,8 @@ final class NSSQLiteStore: NSPersistentStore, @unchecked Sendable {
     @exclusivity(unchecked) var _snapshots: ObjectIDDictionary<SQLiteSnapshot> = [:]
     /// To-many destinations loaded ahead of need (prefetching) with their rows, each handed out once.
     @exclusivity(unchecked) var _toManyCache: [SQLiteToManyKey: [StoreRow]] = [:]
-    /// Fetched objects whose rows are loaded a batch at a time (`fetchBatchSize`): object → batch.
-    @exclusivity(unchecked) var _batchOf: ObjectIDDictionary<Int> = [:]
-    @exclusivity(unchecked) var _batches: [Int: [NSManagedObjectID]] = [:]
-    var _nextBatch = 0
+    /// The rows of fetches with a `fetchBatchSize` whose values load a batch at a time, the latest fetch last.
+    @exclusivity(unchecked) var _batchedRows: [SQLiteBatchedRows] = []
     /// Per entity number: the INSERT statement's columns.
     @exclusivity(unchecked) var _insertPlans: [Int64: SQLiteInsertPlan] = [:]
     /// The query that reads a to-many relationship's destination rows, per relationship.
