@@ -14,6 +14,13 @@ import Testing
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((state >> 33) % UInt64(bound))
         }
+
+        /// One of `keys` keys: dense row numbers (eight to a group of buckets) for odd seeds, scattered ones for even
+        /// seeds, so that entries are displaced from their homes.
+        mutating func key(of keys: Int, seed: UInt64) -> Int {
+            let drawn = next(keys)
+            return seed % 2 == 1 ? drawn : drawn &* 7_919 % 1_000_003
+        }
     }
 
     static let entity: NSEntityDescription = {
@@ -50,10 +57,7 @@ import Testing
         // Few distinct keys, so that keys collide, are put past full groups and are removed again.
         let keys = 3_000
         for step in 0..<40_000 {
-            // Odd seeds use dense row numbers (eight to a group of buckets); even ones scatter them, so that entries
-            // are displaced from their homes.
-            let drawn = generator.next(keys)
-            let key = seed % 2 == 1 ? drawn : drawn &* 7_919 % 1_000_003
+            let key = generator.key(of: keys, seed: seed)
             switch generator.next(10) {
             case 0..<5:
                 table[Self.id(key)] = step
@@ -187,6 +191,60 @@ import Testing
             for key in stride(from: 1, to: 5_000, by: 2) { table[Self.id(key)] = nil }
             #expect(table.isEmpty)
             #expect(table[Self.id(7)] == nil)
+        }
+    }
+
+    /// The registry's table, whose buckets hold only objects and read each object's key from the object: it must find,
+    /// replace and remove objects by their IDs through any mix of registrations (an object with the ID of another
+    /// replaces it), removals of the registered object and of a replaced one (which finds nothing), growth and copies.
+    @Test(arguments: [5, 6])
+    func theRegistryFindsObjectsByTheirOwnIDs(seed: UInt64) {
+        var generator = Generator(state: seed)
+        var registry: ObjectRegistry = [:]
+        var model: [Int: NSManagedObject] = [:]
+        var alive: [NSManagedObject] = []
+        var copies: [(registry: ObjectRegistry, model: [Int: NSManagedObject])] = []
+        let keys = 2_000
+        for step in 0..<20_000 {
+            let key = generator.key(of: keys, seed: seed)
+            switch generator.next(10) {
+            case 0..<6:
+                let object = NSManagedObject(entity: Self.entity, insertInto: nil)
+                object._objectID = Self.id(key)
+                alive.append(object)
+                registry.register(object)
+                model[key] = object
+            case 6..<9:
+                guard let registered = model[key] else {
+                    #expect(registry[Self.id(key)] == nil)
+                    continue
+                }
+                // An object replaced under its ID is no longer the one registered: removing it removes nothing.
+                let replaced = alive.last { $0._objectID._primaryKey == Int64(key) && $0 !== registered }
+                if let replaced {
+                    let removedReplaced = registry.removeObject(replaced)
+                    #expect(!removedReplaced)
+                }
+                let removed = registry.removeObject(registered)
+                #expect(removed)
+                model[key] = nil
+            default:
+                if copies.count < 3, step % 1_000 == 0 { copies.append((registry, model)) }
+            }
+            if step % 2_000 == 0 { expectSame(registry, model) }
+        }
+        expectSame(registry, model)
+        // The copies kept what they held when they were made.
+        for copy in copies { expectSame(copy.registry, copy.model) }
+    }
+
+    func expectSame(_ registry: ObjectRegistry, _ model: [Int: NSManagedObject]) {
+        #expect(registry.count == model.count)
+        for (key, object) in model {
+            #expect(registry[Self.id(key)]?.takeUnretainedValue() === object)
+        }
+        for (key, value) in registry {
+            #expect(key === value.takeUnretainedValue()._objectID)
         }
     }
 }

@@ -34,7 +34,7 @@ extension NSManagedObjectContext {
     // MARK: Registry
 
     func _register(_ object: NSManagedObject) {
-        _registry[object._objectID] = Unmanaged.passUnretained(object)
+        _registry.register(object)
         if _retainsRegisteredObjects { _retained[ObjectIdentifier(object)] = object }
         if object._objectID._storeReference?.tracksRegistration == true {
             _tellStores(registered: true, [object._objectID])
@@ -146,7 +146,7 @@ extension NSManagedObjectContext {
         }
         if removed, oldID._storeReference?.tracksRegistration == true { _tellStores(registered: false, [oldID]) }
         object._objectID = newID
-        _registry[newID] = Unmanaged.passUnretained(object)
+        _registry.register(object)
         if newID._storeReference?.tracksRegistration == true { _tellStores(registered: true, [newID]) }
         if oldID.isTemporaryID, !newID.isTemporaryID, !_children.isEmpty { _successors[oldID] = newID }
     }

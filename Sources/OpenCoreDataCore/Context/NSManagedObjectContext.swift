@@ -55,7 +55,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     var _parentContext: NSManagedObjectContext?
 
     /// Every object registered in the context, by ID, unretained: an object unregisters itself when it goes away.
-    @exclusivity(unchecked) var _registry: ObjectIDDictionary<Unmanaged<NSManagedObject>> = [:]
+    @exclusivity(unchecked) var _registry: ObjectRegistry = [:]
     /// Registered objects retained because `retainsRegisteredObjects` is on.
     @exclusivity(unchecked) var _retained: ObjectIdentityDictionary<NSManagedObject> = [:]
     /// The objects inserted, changed and deleted since the last save (see `ChangedObjects`).

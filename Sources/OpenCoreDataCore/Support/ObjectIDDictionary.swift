@@ -14,10 +14,52 @@
 ///   and released together, touch a different part of a table larger than the processor's caches each (a cache
 ///   miss each); this table puts the IDs of eight consecutive rows of an entity in one group of buckets, side by
 ///   side (see `hash(of:)`).
-package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequence {
-    package typealias Key = NSManagedObjectID
+package typealias ObjectIDDictionary<Value> = ObjectIDTable<ObjectIDTableKeyedEntry<Value>>
 
-    private var storage: ObjectIDTableStorage<Value>?
+/// What an `ObjectIDTable` keeps in a bucket: a value and the ID it is found by, which the entry holds or — for the
+/// registry's objects, `ObjectIDTableObjectEntry` — reads from the value.
+package protocol ObjectIDTableEntry {
+    associatedtype Value
+    /// The entry of `value` under `key` (for an entry that reads its key from its value, the value's own).
+    init(key: consuming NSManagedObjectID, value: consuming Value)
+    var key: NSManagedObjectID { get }
+    var value: Value { get set }
+    /// Whether the key of the entry at `entry` is `key`. (Of an entry in place, not a copy, whose references would be
+    /// retained and released around the question.)
+    static func entry(at entry: UnsafePointer<Self>, hasKey key: NSManagedObjectID) -> Bool
+    /// The `ObjectIDTable.hash(of:)` of the key of the entry at `entry`.
+    static func keyHash(ofEntryAt entry: UnsafePointer<Self>) -> Int
+}
+
+/// An entry that holds its key beside its value: a key and its value side by side, so that a lookup, which compares
+/// the key and then reads the value, misses the cache once instead of twice in a table too large for it.
+package struct ObjectIDTableKeyedEntry<Value>: ObjectIDTableEntry {
+    package let key: NSManagedObjectID
+    package var value: Value
+
+    @inline(__always)
+    package init(key: consuming NSManagedObjectID, value: consuming Value) {
+        self.key = key
+        self.value = value
+    }
+
+    @inline(__always)
+    package static func entry(at entry: UnsafePointer<Self>, hasKey key: NSManagedObjectID) -> Bool {
+        entry.pointee.key._isEqual(to: key)
+    }
+
+    @inline(__always)
+    package static func keyHash(ofEntryAt entry: UnsafePointer<Self>) -> Int {
+        ObjectIDDictionary<Value>.hash(of: entry.pointee.key)
+    }
+}
+
+/// A dictionary keyed by object IDs (see `ObjectIDDictionary`), generic over what a bucket holds.
+package struct ObjectIDTable<Entry: ObjectIDTableEntry>: ExpressibleByDictionaryLiteral, Sequence {
+    package typealias Key = NSManagedObjectID
+    package typealias Value = Entry.Value
+
+    private var storage: ObjectIDTableStorage<Entry>?
 
     package init() {
         storage = nil
@@ -103,7 +145,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
         }
     }
 
-    package mutating func merge(_ other: ObjectIDDictionary<Value>, uniquingKeysWith combine: (Value, Value) -> Value) {
+    package mutating func merge(_ other: ObjectIDTable<Entry>, uniquingKeysWith combine: (Value, Value) -> Value) {
         for (key, value) in other {
             if let existing = self[key] {
                 self[key] = combine(existing, value)
@@ -136,10 +178,10 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
     /// The entries, in the table's order; a table changed while it is iterated is copied, so the iteration sees it as
     /// it was.
     package struct Iterator: IteratorProtocol {
-        private let storage: ObjectIDTableStorage<Value>?
+        private let storage: ObjectIDTableStorage<Entry>?
         private var bucket = 0
 
-        fileprivate init(storage: ObjectIDTableStorage<Value>?) {
+        fileprivate init(storage: ObjectIDTableStorage<Entry>?) {
             self.storage = storage
         }
 
@@ -148,7 +190,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
             while bucket < storage.bucketCount {
                 defer { bucket += 1 }
                 if storage.tags[bucket] != 0 {
-                    return storage.entries[bucket]
+                    return (storage.entries[bucket].key, storage.entries[bucket].value)
                 }
             }
             return nil
@@ -174,7 +216,7 @@ package struct ObjectIDDictionary<Value>: ExpressibleByDictionaryLiteral, Sequen
 /// probe sequences: a lookup reads a group's eight tags as one word, compares the key only where a tag matches, and
 /// ends at a group that no key was put past. A removal empties its bucket and takes one from the count of every
 /// group its key was put past, so nothing moves and no bucket is left marked.
-final class ObjectIDTableStorage<Value> {
+final class ObjectIDTableStorage<Entry: ObjectIDTableEntry> {
     let bucketCount: Int
     fileprivate let mask: Int
     private let groupMask: Int
@@ -185,9 +227,8 @@ final class ObjectIDTableStorage<Value> {
     fileprivate let tags: UnsafeMutablePointer<UInt8>
     /// Per group: how many keys were put past it (see the type's description); at 255 it stays there, for good.
     private let passedOver: UnsafeMutablePointer<UInt8>
-    /// Initialized exactly where the tag is not 0. A key and its value side by side: a lookup, which compares the
-    /// key and then reads the value, misses the cache once instead of twice in a table too large for it.
-    let entries: UnsafeMutablePointer<(key: NSManagedObjectID, value: Value)>
+    /// Initialized exactly where the tag is not 0.
+    let entries: UnsafeMutablePointer<Entry>
 
     init(minimumCapacity: Int) {
         var buckets = 8
@@ -205,24 +246,20 @@ final class ObjectIDTableStorage<Value> {
     }
 
     deinit {
-        // Only the occupied buckets hold anything to destroy (and a table whose entries moved out holds nothing).
-        // The key and the value are destroyed one by one rather than as a tuple: this code is not specialized for
-        // `Value`, and destroying a `(key, value)` tuple looks the tuple's type up in the runtime's metadata for
-        // every entry. A value that owns nothing (the registry's unretained references) needs no destroying at all.
-        let valueIsTrivial = _isPOD(Value.self)
-        let valueOffset = MemoryLayout<(key: NSManagedObjectID, value: Value)>.size - MemoryLayout<Value>.size
-        var bucket = 0
-        var remaining = count
-        while remaining > 0, bucket < bucketCount {
-            if tags[bucket] != 0 {
-                let entry = UnsafeMutableRawPointer(entries + bucket)
-                entry.assumingMemoryBound(to: NSManagedObjectID.self).deinitialize(count: 1)
-                if !valueIsTrivial {
-                    (entry + valueOffset).assumingMemoryBound(to: Value.self).deinitialize(count: 1)
+        // Only the occupied buckets hold anything to destroy (and a table whose entries moved out holds nothing). An
+        // entry that owns nothing (the registry's unretained references) needs no destroying at all. (A struct, not
+        // a tuple: this code is not specialized, and destroying a tuple looked its type up in the runtime's metadata
+        // for every entry.)
+        if !_isPOD(Entry.self) {
+            var bucket = 0
+            var remaining = count
+            while remaining > 0, bucket < bucketCount {
+                if tags[bucket] != 0 {
+                    (entries + bucket).deinitialize(count: 1)
+                    remaining -= 1
                 }
-                remaining -= 1
+                bucket += 1
             }
-            bucket += 1
         }
         entries.deallocate()
         passedOver.deallocate()
@@ -257,7 +294,7 @@ final class ObjectIDTableStorage<Value> {
     /// as occupied, and returns it.
     @inline(__always)
     private func occupyBucket(forKeyIn source: ObjectIDTableStorage, bucket: Int) -> Int {
-        let home = hash(source.entries[bucket].key).home
+        let home = place(ofHash: Entry.keyHash(ofEntryAt: source.entries + bucket)).home
         let (target, passed) = emptyBucket(home: home)
         passOver(home: home, probes: passed)
         tags[target] = source.tags[bucket]
@@ -275,7 +312,7 @@ final class ObjectIDTableStorage<Value> {
     /// The key's hash: its home bucket from the low bits, its tag from the high ones.
     @inline(__always)
     fileprivate func hash(_ key: NSManagedObjectID) -> (home: Int, tag: UInt8) {
-        place(ofHash: ObjectIDDictionary<Value>.hash(of: key))
+        place(ofHash: ObjectIDTable<Entry>.hash(of: key))
     }
 
     /// The home bucket and tag of a key with this hash.
@@ -340,12 +377,12 @@ final class ObjectIDTableStorage<Value> {
     @inline(__always)
     func find(_ key: NSManagedObjectID) -> (found: Int?, home: Int, tag: UInt8) {
         let (home, tag) = hash(key)
-        return (lookUp(home: home, tag: tag) { entries[$0].key._isEqual(to: key) }, home, tag)
+        return (lookUp(home: home, tag: tag) { Entry.entry(at: entries + $0, hasKey: key) }, home, tag)
     }
 
     /// The value of `key`, if it is in the table.
     @inline(__always)
-    func value(for key: NSManagedObjectID) -> Value? {
+    func value(for key: NSManagedObjectID) -> Entry.Value? {
         guard let bucket = find(key).found else { return nil }
         return entries[bucket].value
     }
@@ -353,16 +390,23 @@ final class ObjectIDTableStorage<Value> {
     /// Sets the value of `key` (the caller has made sure there is room).
     /// The key and value are taken over (`consuming`), so that storing them moves rather than copies them: a copy
     /// and the release of what it was copied from are two atomic operations per entry.
-    func insert(_ key: consuming NSManagedObjectID, _ value: consuming Value) {
+    func insert(_ key: consuming NSManagedObjectID, _ value: consuming Entry.Value) {
         let (found, home, tag) = find(key)
         if let found {
             entries[found].value = value
             return
         }
+        occupy(home: home, tag: tag, with: Entry(key: key, value: value))
+    }
+
+    /// Puts `entry`, whose key's home and tag these are and which the table does not hold, in the table (the caller
+    /// has made sure there is room).
+    @inline(__always)
+    fileprivate func occupy(home: Int, tag: UInt8, with entry: consuming Entry) {
         let (free, passed) = emptyBucket(home: home)
         passOver(home: home, probes: passed)
         tags[free] = tag
-        (entries + free).initialize(to: (key, value))
+        (entries + free).initialize(to: entry)
         count += 1
     }
 
@@ -423,7 +467,59 @@ private enum GroupBits {
     }
 }
 
-extension ObjectIDDictionary where Value == Unmanaged<NSManagedObject> {
+/// The registry's entry: an object, unretained, found by its own ID (`_objectID`), which the entry does not hold a
+/// second time — half the memory of an ID beside each object, and no reference count to take and give back for the
+/// ID as an object is registered and leaves. An object's ID changes only while it is out of the registry
+/// (`_changeID(of:to:)`), and every object leaves its context's registry before it goes away.
+package struct ObjectIDTableObjectEntry: ObjectIDTableEntry {
+    package var value: Unmanaged<NSManagedObject>
+
+    @inline(__always)
+    package init(_ object: NSManagedObject) {
+        value = Unmanaged.passUnretained(object)
+    }
+
+    @inline(__always)
+    package init(key: consuming NSManagedObjectID, value: consuming Unmanaged<NSManagedObject>) {
+        self.value = value
+        assert(self.value._withUnsafeGuaranteedRef { $0._objectID._isEqual(to: key) }, "registered under another ID")
+    }
+
+    package var key: NSManagedObjectID { value._withUnsafeGuaranteedRef { $0._objectID } }
+
+    @inline(__always)
+    package static func entry(at entry: UnsafePointer<Self>, hasKey key: NSManagedObjectID) -> Bool {
+        entry.pointee.value._withUnsafeGuaranteedRef { $0._objectID._isEqual(to: key) }
+    }
+
+    @inline(__always)
+    package static func keyHash(ofEntryAt entry: UnsafePointer<Self>) -> Int {
+        entry.pointee.value._withUnsafeGuaranteedRef { ObjectRegistry.hash(of: $0._objectID) }
+    }
+}
+
+/// A context's registry: its objects by ID, unretained.
+package typealias ObjectRegistry = ObjectIDTable<ObjectIDTableObjectEntry>
+
+extension ObjectIDTable where Entry == ObjectIDTableObjectEntry {
+    /// Registers `object` under its ID, in place of the object registered under it if there is one. The ID is read
+    /// from the object, not handed over: nothing is retained.
+    package mutating func register(_ object: NSManagedObject) {
+        makeUnique(adding: 1)
+        // The object holds its ID while it is registered.
+        unowned(unsafe) let objectID = object._objectID
+        let entry = ObjectIDTableObjectEntry(object)
+        Unmanaged.passUnretained(storage.unsafelyUnwrapped)._withUnsafeGuaranteedRef { table in
+            let (home, tag) = table.place(ofHash: Self.hash(of: objectID))
+            let found = table.lookUp(home: home, tag: tag) { Entry.entry(at: table.entries + $0, hasKey: objectID) }
+            if let found {
+                table.entries[found] = entry
+            } else {
+                table.occupy(home: home, tag: tag, with: entry)
+            }
+        }
+    }
+
     /// Removes `object`'s entry if the object registered under its ID is this one (another may be, when this one was
     /// replaced), and says whether it did. The entry is told by the object's address, so that no key is compared.
     package mutating func removeObject(_ object: NSManagedObject) -> Bool {
@@ -445,7 +541,7 @@ extension ObjectIDDictionary where Value == Unmanaged<NSManagedObject> {
     }
 }
 
-extension ObjectIDTableStorage where Value == Unmanaged<NSManagedObject> {
+extension ObjectIDTableStorage where Entry == ObjectIDTableObjectEntry {
     /// The bucket of the entry whose key has this hash and whose value is the object at `address`, if there is one,
     /// and the key's home.
     @inline(__always)
