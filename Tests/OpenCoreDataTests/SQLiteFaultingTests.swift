@@ -119,17 +119,31 @@ final class SQLiteFaultingPerson: NSManagedObject {
         }
     }
 
+    /// A context on a new store of one shelf of `volumes` volumes, and a counter of the reads from then on.
+    static func countingContext(volumes: Int, in directory: SQLiteTestDirectory) throws
+        -> (context: NSManagedObjectContext, recorder: SQLiteReadCounter)
+    {
+        let url = try fill(directory, shelves: 1, volumes: volumes)
+        return (SQLiteStack.context(try SQLiteStack.coordinator(sharedModel, at: url)), SQLiteReadCounter())
+    }
+
+    /// The volumes (from `number` on) in order of `number`, fetched in batches of `batchSize`; on `context`'s queue.
+    static func batchedVolumes(
+        _ context: NSManagedObjectContext, ascending: Bool = true, batchSize: Int = 10, from number: Int = 0
+    ) throws -> [NSManagedObject] {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
+        request.predicate = NSPredicate(format: "number >= %d", number)
+        request.fetchBatchSize = batchSize
+        request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: ascending)]
+        return try context.fetch(request)
+    }
+
     @Test func batchedFetchesLoadRowsOneBatchAtATime() throws {
         let directory = SQLiteTestDirectory()
-        let url = try Self.fill(directory, shelves: 1, volumes: 35)
-        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        let recorder = SQLiteReadCounter()
+        let (context, recorder) = try Self.countingContext(volumes: 35, in: directory)
         defer { recorder.stop() }
         try context.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
-            request.fetchBatchSize = 10
-            request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)]
-            let volumes = try context.fetch(request)
+            let volumes = try Self.batchedVolumes(context)
             #expect(volumes.count == 35)
             // The keys of all, then the values of the first batch.
             #expect(recorder.read("ZFAULTVOLUME", times: 2))
@@ -148,15 +162,10 @@ final class SQLiteFaultingPerson: NSManagedObject {
     /// loads the whole batch in one read, and the rest of that batch reads nothing more.
     @Test func aBatchedResultInItsOwnOrderLoadsTheBatchOfAnyObjectTouched() throws {
         let directory = SQLiteTestDirectory()
-        let url = try Self.fill(directory, shelves: 1, volumes: 35)
-        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        let recorder = SQLiteReadCounter()
+        let (context, recorder) = try Self.countingContext(volumes: 35, in: directory)
         defer { recorder.stop() }
         try context.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
-            request.fetchBatchSize = 10
-            request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: false)]
-            let volumes = try context.fetch(request)
+            let volumes = try Self.batchedVolumes(context, ascending: false)
             #expect(volumes.count == 35)
             #expect(recorder.read("ZFAULTVOLUME", times: 2))
             #expect(volumes[27].value(forKey: "number") as? Int32 == 7)
@@ -179,19 +188,11 @@ final class SQLiteFaultingPerson: NSManagedObject {
     /// those rows loaded.
     @Test func twoBatchedResultsOfTheSameRowsEachLoadABatchAtATime() throws {
         let directory = SQLiteTestDirectory()
-        let url = try Self.fill(directory, shelves: 1, volumes: 40)
-        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        let recorder = SQLiteReadCounter()
+        let (context, recorder) = try Self.countingContext(volumes: 40, in: directory)
         defer { recorder.stop() }
         try context.performAndWait {
-            func fetch(ascending: Bool) throws -> [NSManagedObject] {
-                let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
-                request.fetchBatchSize = 10
-                request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: ascending)]
-                return try context.fetch(request)
-            }
-            let first = try fetch(ascending: true)
-            let second = try fetch(ascending: false)
+            let first = try Self.batchedVolumes(context)
+            let second = try Self.batchedVolumes(context, ascending: false)
             #expect(recorder.read("ZFAULTVOLUME", times: 4))
             #expect((10..<20).map { first[$0].value(forKey: "number") as? Int32 } == (10..<20).map(Int32.init))
             #expect(recorder.read("ZFAULTVOLUME", times: 5))
@@ -208,20 +209,11 @@ final class SQLiteFaultingPerson: NSManagedObject {
     /// store has let that result's record of batches go.
     @Test func manyBatchedResultsLeftUntouchedStillLoadTheirValues() throws {
         let directory = SQLiteTestDirectory()
-        let url = try Self.fill(directory, shelves: 1, volumes: 30)
-        let context = SQLiteStack.context(try SQLiteStack.coordinator(Self.sharedModel, at: url))
-        let recorder = SQLiteReadCounter()
+        let (context, recorder) = try Self.countingContext(volumes: 30, in: directory)
         defer { recorder.stop() }
         try context.performAndWait {
-            func fetch(from number: Int, batchSize: Int) throws -> [NSManagedObject] {
-                let request = NSFetchRequest<NSManagedObject>(entityName: "FaultVolume")
-                request.predicate = NSPredicate(format: "number >= %d", number)
-                request.fetchBatchSize = batchSize
-                request.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)]
-                return try context.fetch(request)
-            }
-            let oldest = try fetch(from: 0, batchSize: 10)
-            let later = try (0..<39).map { _ in try fetch(from: 25, batchSize: 2) }
+            let oldest = try Self.batchedVolumes(context)
+            let later = try (0..<39).map { _ in try Self.batchedVolumes(context, batchSize: 2, from: 25) }
             #expect(recorder.read("ZFAULTVOLUME", times: 80))
             let titles = (10..<20).map { oldest[$0].value(forKey: "title") as? String }
             #expect(titles == (10..<20).map { "volume 0-\($0)" })
