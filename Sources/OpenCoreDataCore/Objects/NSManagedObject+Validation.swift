@@ -123,7 +123,13 @@ extension NSManagedObject {
             if case .fetched = _layout.kinds[slot] { continue }
             if case .derived = _layout.kinds[slot] { continue }
             // An attribute's value is in `_values` as it is (only relationships resolve), so it is looked at there.
-            if !callsHook, _passesModelRules(slot: slot, isNull: _values.isNull(at: slot)) { continue }
+            if !callsHook {
+                let isNull = _values.isNull(at: slot)
+                if _passesModelRules(slot: slot, isNull: isNull) { continue }
+                // No value passes an optional attribute's rules: its predicates judge values only. (Here alone:
+                // `_validateValue` is also asked of a candidate value, which `_values` does not hold.)
+                if isNull, case .attribute = _layout.kinds[slot], _layout.allProperties[slot]._isOptional { continue }
+            }
             let stored = _resolvedValue(at: slot)
             var value = _publicValue(stored, slot: slot)
             do {
