@@ -300,6 +300,34 @@ import Testing
         #expect(try RawSQLite.query(stores.url, "SELECT COUNT(*) FROM ZOWNER") == [[.integer(0)]])
     }
 
+    @Test func theOverwritePolicyForcesOnlyTheSaveWhoseConflictItResolved() throws {
+        let directory = SQLiteTestDirectory()
+        let stores = try pair(directory)
+        let second = stores.second
+        let theirs = try loadedOwners("Ada", in: second)[0]
+        try renameAda(to: "Ada (first)", in: stores.first)
+        try second.performAndWait {
+            second.mergePolicy = NSMergePolicy.overwrite
+            theirs.setValue("Ada (second)", forKey: "name")
+            try second.save()
+        }
+        // The other coordinator saves again; the second context, now with the error policy, conflicts as before: the
+        // overwrite of its last save does not carry over to the next.
+        let other = SQLiteStack.context(stores.coordinators[0])
+        try other.performAndWait {
+            try owner("Ada (second)", in: other).setValue("Ada (first, again)", forKey: "name")
+            try other.save()
+        }
+        let error = saveError(of: second) {
+            second.mergePolicy = NSMergePolicy.error
+            theirs.setValue("Ada (second, again)", forKey: "name")
+        }
+        #expect(error?.code == NSManagedObjectMergeError)
+        #expect(
+            try RawSQLite.query(stores.url, "SELECT ZNAME FROM ZOWNER WHERE ZNAME LIKE 'Ada%'")
+                == [[.text("Ada (first, again)")]])
+    }
+
     @Test func aMergePolicyResolvesTheConflictWithoutLosingTheOtherSave() throws {
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)

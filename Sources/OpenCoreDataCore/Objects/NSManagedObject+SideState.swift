@@ -8,8 +8,6 @@ final class ManagedObjectSideState {
     /// Live `mutableSetValue(forKey:)`/`mutableOrderedSetValue(forKey:)` proxies, kept in step with the
     /// relationships they stand for.
     var proxies: [Int: [WeakProxy]]?
-    /// The next save writes this object whatever the store's version (a merge policy decided so).
-    var forceNextSave = false
     /// The changed slots, when one of them is beyond 62.
     var changed: SlotSet?
 }
@@ -32,8 +30,10 @@ extension NSManagedObject {
         }
         set {
             if let bits = newValue.lowWordIfOnlyBelow(63) {
+                // The side state holds changed slots only while the flag bit says so: an object saved with only
+                // low slots changed (nearly all) is not touched beyond itself, where its side state is cold.
+                if _changedBits & Self._moreChangedSlots != 0 { _sideState?.changed = nil }
                 _changedBits = bits
-                _sideState?.changed = nil
             } else {
                 _changedBits = Self._moreChangedSlots
                 _makeSideState().changed = newValue
@@ -78,13 +78,9 @@ extension NSManagedObject {
     }
 
     var _forceNextSave: Bool {
-        get { _sideState?.forceNextSave ?? false }
+        get { _flags.contains(.forceNextSave) }
         set {
-            if newValue {
-                _makeSideState().forceNextSave = true
-            } else {
-                _sideState?.forceNextSave = false
-            }
+            if newValue { _flags.insert(.forceNextSave) } else { _flags.remove(.forceNextSave) }
         }
     }
 }

@@ -42,6 +42,9 @@ open class NSManagedObject: NSObject {
         static let eventUpdated = Flags(rawValue: 1 << 10)
         static let eventDeleted = Flags(rawValue: 1 << 11)
         static let eventRefreshed = Flags(rawValue: 1 << 12)
+        /// The next save writes this object whatever the store's version (a merge policy decided so). A flag rather
+        /// than side state: every save clears it, and reading the side state of each saved object cost a cache miss.
+        static let forceNextSave = Flags(rawValue: 1 << 13)
         /// Every flag that lasts only until the end of the event.
         static let eventState: Flags = [
             .eventTouched, .eventListed, .eventInserted, .eventUpdated, .eventDeleted, .eventRefreshed,
