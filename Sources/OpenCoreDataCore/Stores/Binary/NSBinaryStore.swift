@@ -122,6 +122,8 @@ final class NSBinaryStore: NSAtomicStore, @unchecked Sendable {
         var nodes: [Int64: NSAtomicStoreCacheNode] = [:]
         var rows: [(node: NSAtomicStoreCacheNode, values: [String: Any])] = []
         rows.reserveCapacity(objects.count)
+        // The store's reference, looked up once rather than for every ID (a lock and a comparison of identifiers).
+        let storeReference = store._objectIDReference
         for (index, object) in objects.enumerated() {
             guard let fields = object as? [Any], fields.count == 4,
                 let entityIndex = (fields[0] as? NSNumber)?.intValue, entities.indices.contains(entityIndex),
@@ -133,7 +135,8 @@ final class NSBinaryStore: NSAtomicStore, @unchecked Sendable {
             }
             guard nodes[key] == nil else { throw damaged(url, "two objects have the key \(key)") }
             let node = NSAtomicStoreCacheNode(
-                objectID: NSManagedObjectID(entity: entities[entityIndex], store: store, reference: .primaryKey(key)))
+                objectID: NSManagedObjectID(
+                    entity: entities[entityIndex], storeReference: storeReference, reference: .primaryKey(key)))
             nodes[key] = node
             store._versions[node.objectID] = version
             rows.append((node, values))

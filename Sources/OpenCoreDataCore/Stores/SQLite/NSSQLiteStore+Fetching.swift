@@ -546,8 +546,10 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
             let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: false))
             statement.bind(key, at: 1)
             var destinations: [StoreRow] = []
+            var destinationIDs = SQLiteDestinationIDCache()
             while try statement.step() {
-                let destination = try _destinationID(statement, storage: storage, mapping: mapping)
+                let destination = try _destinationID(
+                    statement, storage: storage, mapping: mapping, destinations: &destinationIDs)
                 // Only the key: the row cache's copy may be older than the asking context accepts.
                 destinations.append(StoreRow(objectID: destination, values: [], version: 0))
             }
@@ -558,14 +560,16 @@ extension NSSQLiteStore: PersistentStoreRowCaching, PersistentStoreToManyPrefetc
         }
     }
 
-    /// The destination named by the current row of a `_destinationsSQL` statement (its key, then its entity).
-    func _destinationID(_ statement: SQLiteStatement, storage: SQLiteToManyStorage, mapping: SQLiteModelMapping) throws
-        -> NSManagedObjectID
-    {
+    /// The destination named by the current row of a `_destinationsSQL` statement (its key, then its entity);
+    /// `destinations` keeps the store's reference for the IDs of the rows that follow.
+    func _destinationID(
+        _ statement: SQLiteStatement, storage: SQLiteToManyStorage, mapping: SQLiteModelMapping,
+        destinations: inout SQLiteDestinationIDCache
+    ) throws -> NSManagedObjectID {
         let key = statement.int64(0)
         let entity = try _rowEntity(
             statement.int64(1), key: key, table: Self._destinationTable(storage), mapping: mapping)
-        return NSManagedObjectID(entity: entity.entity, store: self, reference: .primaryKey(key))
+        return destinations.rowID(entity: entity.entity, key: key, store: self)
     }
 
     /// `SELECT destination key, destination entity[, source key] …` for one source (`?`) or, with `many`, for a

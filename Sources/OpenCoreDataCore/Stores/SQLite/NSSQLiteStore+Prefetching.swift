@@ -67,8 +67,11 @@ extension NSSQLiteStore {
             let statement = try connection.statement(Self._destinationsSQL(storage, mapping: mapping, many: true))
             statement.bind(SQLiteTable.keyList(byKey.keys), at: 1)
             var bySource: [(source: Int64, destination: NSManagedObjectID)] = []
+            var destinationIDs = SQLiteDestinationIDCache()
             while try statement.step() {
-                bySource.append((statement.int64(2), try _destinationID(statement, storage: storage, mapping: mapping)))
+                let destination = try _destinationID(
+                    statement, storage: storage, mapping: mapping, destinations: &destinationIDs)
+                bySource.append((statement.int64(2), destination))
             }
             statement.reset()
             // A destination may belong to several sources: its row is read once.

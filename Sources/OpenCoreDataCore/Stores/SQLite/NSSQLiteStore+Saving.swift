@@ -60,11 +60,15 @@ extension NSSQLiteStore {
         }
         var ids: [NSManagedObjectID] = []
         ids.reserveCapacity(objects.count)
+        // The store's reference, looked up once: for each ID it took a lock and compared the store's identifier.
+        let storeReference = _objectIDReference
         for index in objects.indices {
             let table = tableOfObject[index]
             let key = tables[table].next
             tables[table].next = key + 1
-            ids.append(NSManagedObjectID(entity: objects[index]._entity, store: self, reference: .primaryKey(key)))
+            ids.append(
+                NSManagedObjectID(
+                    entity: objects[index]._entity, storeReference: storeReference, reference: .primaryKey(key)))
         }
         return ids
     }
