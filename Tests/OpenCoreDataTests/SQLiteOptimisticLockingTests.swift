@@ -328,6 +328,35 @@ import Testing
                 == [[.text("Ada (first, again)")]])
     }
 
+    /// A coordinator keeps a row while objects use it, as Apple's row cache does: once the object a context saved has
+    /// gone, a fault reads the row again, even with cached rows never stale, and sees another coordinator's save.
+    @Test func aSavedRowIsReadAgainOnceItsObjectHasGone() throws {
+        let directory = SQLiteTestDirectory()
+        let url = directory.store()
+        let model = SQLiteSampleModel.make()
+        let one = try SQLiteStack.coordinator(model, at: url)
+        let two = try SQLiteStack.coordinator(model, at: url)
+        let writer = SQLiteStack.context(one)
+        // An owner, whose to-many relationship the store keeps as a fault in its copy of the row.
+        let id = try writer.performAndWait {
+            let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: writer)
+            owner.setValue("Ada", forKey: "name")
+            try writer.save()
+            return owner.objectID
+        }
+        let other = SQLiteStack.context(two)
+        try other.performAndWait {
+            try owner("Ada", in: other).setValue("Ada (second)", forKey: "name")
+            try other.save()
+        }
+        let reader = SQLiteStack.context(one)
+        let name = reader.performAndWait {
+            reader.stalenessInterval = -1
+            return reader.object(with: id).value(forKey: "name") as? String
+        }
+        #expect(name == "Ada (second)")
+    }
+
     @Test func aMergePolicyResolvesTheConflictWithoutLosingTheOtherSave() throws {
         let directory = SQLiteTestDirectory()
         let stores = try pair(directory)

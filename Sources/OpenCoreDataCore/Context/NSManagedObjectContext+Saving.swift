@@ -408,6 +408,7 @@ extension NSManagedObjectContext {
         ) {
             object._flags.remove(.inserted)
             object._flags.remove(.updated)
+            object._flags.insert(.savedHere)
             object._forceNextSave = false
             object._changed.removeAll()
             if index < saved.count, saved[index].object === object {

@@ -45,6 +45,10 @@ open class NSManagedObject: NSObject {
         /// The next save writes this object whatever the store's version (a merge policy decided so). A flag rather
         /// than side state: every save clears it, and reading the side state of each saved object cost a cache miss.
         static let forceNextSave = Flags(rawValue: 1 << 13)
+        /// The object's committed values came from a save of this context. A store may then keep a copy of the row of
+        /// its own that shares no storage with the object (the SQLite store's row of an object with to-many
+        /// relationships, say): giving the values up asks the stores to forget the row whatever the object shares.
+        static let savedHere = Flags(rawValue: 1 << 14)
         /// Every flag that lasts only until the end of the event.
         static let eventState: Flags = [
             .eventTouched, .eventListed, .eventInserted, .eventUpdated, .eventDeleted, .eventRefreshed,

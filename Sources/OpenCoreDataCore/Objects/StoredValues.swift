@@ -73,6 +73,11 @@ package struct StoredValues: RandomAccessCollection, MutableCollection, Expressi
         storage == nil || isKnownUniquelyReferenced(&storage)
     }
 
+    /// Whether `other` holds these very values (not equal ones: the same storage). Empty values share nothing.
+    func _sharesStorage(with other: StoredValues) -> Bool {
+        storage != nil && storage === other.storage
+    }
+
     @inline(__always)
     package func index(after index: Int) -> Int { index + 1 }
 
