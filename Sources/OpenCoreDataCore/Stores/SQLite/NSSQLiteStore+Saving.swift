@@ -387,6 +387,8 @@ extension NSSQLiteStore {
                         : result.version(ofUpdated: list[index].objectID, expected: list[index].expectedVersion)
                     guard let entity = mapping.entity(list[index].objectID._entity), !list[index].values.isEmpty
                     else { continue }
+                    // A copy for an entity with unstored or to-many slots, shared with no object: only the saved
+                    // object's going away forgets it, which is why a saved object always asks (`Flags.savedHere`).
                     var values = list[index].values
                     for slot in entity.unstoredSlots where slot < values.count { values[slot] = .null }
                     for slot in entity.decodePlan.toManySlots where slot < values.count { values[slot] = .toManyFault }
